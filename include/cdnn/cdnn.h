@@ -1,0 +1,593 @@
+/*
+ * cdnn.h -- the public C API of cdnn, a deep-learning primitives library.
+ *
+ * The model, in the order a caller meets it:
+ *
+ *   1. A *handle* binds work to one device ("cpu" or "cuda:N") and, on first
+ *      creation in a process, loads the engine providers.
+ *   2. A *graph* describes tensor work: tensors (by uid) and the operations
+ *      that connect them.  Intermediates are *virtual* tensors that never
+ *      reach memory the caller owns.
+ *   3. Validating a graph checks it and infers omitted output shapes.
+ *   4. Building a graph on a handle asks every provider which engines can
+ *      run it, orders them, and keeps the first that accepts: the *plan*.
+ *   5. Executing the graph runs its plan on caller-owned memory, addressed
+ *      by tensor uid (the "variant pack"), with a caller-owned workspace.
+ *
+ * Error model (one for the whole library): every function that can fail
+ * returns a cdnn_status_t.  On failure, cdnn_last_error() returns a message
+ * for the calling thread that says what failed, why, and what to do; the
+ * message of a provider is kept in its own words.  Success does not clear
+ * the message.  No function prints unless logging is enabled (see
+ * cdnn_set_log_callback).
+ *
+ * Threading: distinct objects may be used from distinct threads freely.  A
+ * built graph may be executed from many threads at once; building,
+ * modifying or destroying an object must not race with any other use of it.
+ *
+ * Memory: every object created by a cdnn_*_create or cdnn_*_load function is
+ * released by the matching cdnn_*_destroy.  Strings returned by the library
+ * are owned by the object they came from and live as long as it does.
+ */
+#ifndef CDNN_CDNN_H
+#define CDNN_CDNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CDNN_API __attribute__((visibility("default")))
+#else
+#define CDNN_API
+#endif
+
+/* ------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------ */
+
+#define CDNN_VERSION_MAJOR 0
+#define CDNN_VERSION_MINOR 1
+#define CDNN_VERSION_PATCH 0
+
+/** The library's version as "major.minor.patch"; never NULL. */
+CDNN_API const char *cdnn_version(void);
+
+/* ------------------------------------------------------------------------
+ * Status codes and errors
+ * ------------------------------------------------------------------------ */
+
+typedef enum cdnn_status {
+    CDNN_STATUS_SUCCESS = 0,
+    /** An argument is NULL, out of range or malformed. */
+    CDNN_STATUS_BAD_PARAM = 1,
+    /** The graph failed validation; the message names the node or tensor. */
+    CDNN_STATUS_INVALID_GRAPH = 2,
+    /** Valid, but nothing here can do it (no engine, no device, no driver). */
+    CDNN_STATUS_NOT_SUPPORTED = 3,
+    /** An allocation failed. */
+    CDNN_STATUS_ALLOC_FAILED = 4,
+    /** The caller's buffer is too small; nothing was written. */
+    CDNN_STATUS_SIZE_INSUFFICIENT = 5,
+    /** A named thing (engine, tensor uid, device) does not exist. */
+    CDNN_STATUS_NOT_FOUND = 6,
+    /** The object is not in a state that allows the call (e.g. not built). */
+    CDNN_STATUS_BAD_STATE = 7,
+    /** An engine failed while running. */
+    CDNN_STATUS_EXECUTION_FAILED = 8,
+    /** The object belongs to another device than the handle given. */
+    CDNN_STATUS_DEVICE_MISMATCH = 9,
+    /** Bytes given to a loader are damaged or are not what they claim. */
+    CDNN_STATUS_CORRUPT_DATA = 10,
+    /** A file could not be read or written. */
+    CDNN_STATUS_IO_ERROR = 11,
+    /** A bug in cdnn or a provider; please report it with the message. */
+    CDNN_STATUS_INTERNAL_ERROR = 12,
+} cdnn_status_t;
+
+/** A fixed English name for a status, e.g. "CDNN_STATUS_BAD_PARAM". */
+CDNN_API const char *cdnn_status_string(cdnn_status_t status);
+
+/**
+ * The calling thread's message for its most recent failure, or "" if none.
+ * The pointer stays valid until the thread's next cdnn call.
+ */
+CDNN_API const char *cdnn_last_error(void);
+
+/* ------------------------------------------------------------------------
+ * Logging
+ * ------------------------------------------------------------------------ */
+
+typedef enum cdnn_log_level {
+    CDNN_LOG_ERROR = 0,
+    CDNN_LOG_WARNING = 1,
+    CDNN_LOG_INFO = 2,
+    CDNN_LOG_DEBUG = 3,
+} cdnn_log_level_t;
+
+typedef void (*cdnn_log_fn)(cdnn_log_level_t level, const char *message,
+                            void *user);
+
+/**
+ * Route log lines (provider loading, skipped engines, selection) to fn.
+ * With fn NULL, lines at or below the level in $CDNN_LOG_LEVEL (0-3,
+ * default 1: errors and warnings) go to stderr prefixed "cdnn: ".
+ * Lines above max_level are not produced.  Not thread-safe against
+ * concurrent logging; call it before creating handles.
+ */
+CDNN_API void cdnn_set_log_callback(cdnn_log_fn fn, cdnn_log_level_t max_level,
+                                    void *user);
+
+/* ------------------------------------------------------------------------
+ * Data types
+ * ------------------------------------------------------------------------ */
+
+typedef enum cdnn_data_type {
+    /** Not given: a tensor takes the graph's io (or intermediate) type. */
+    CDNN_DATA_TYPE_UNSET = 0,
+    CDNN_DATA_TYPE_F32 = 1,
+    CDNN_DATA_TYPE_F16 = 2,
+    CDNN_DATA_TYPE_BF16 = 3,
+    CDNN_DATA_TYPE_F64 = 4,
+    CDNN_DATA_TYPE_I32 = 5,
+    CDNN_DATA_TYPE_I64 = 6,
+    CDNN_DATA_TYPE_I8 = 7,
+    CDNN_DATA_TYPE_U8 = 8,
+    CDNN_DATA_TYPE_BOOL = 9,
+} cdnn_data_type_t;
+
+#define CDNN_DATA_TYPE_COUNT 10
+
+/** Short name ("f32", "bf16", ...) or "invalid". */
+CDNN_API const char *cdnn_data_type_name(cdnn_data_type_t type);
+
+/** Size in bytes of one element, or 0 for UNSET and invalid types. */
+CDNN_API size_t cdnn_data_type_size(cdnn_data_type_t type);
+
+/* ------------------------------------------------------------------------
+ * Handles and providers
+ * ------------------------------------------------------------------------ */
+
+typedef struct cdnn_handle cdnn_handle_t;
+
+/**
+ * Set the provider search path: directories separated by ':'.  Overrides
+ * both the directory installed next to the library and $CDNN_PROVIDER_PATH.
+ * It takes effect when providers are next loaded, which happens when a
+ * handle is created while no other handle exists; while any handle exists
+ * it fails with BAD_STATE.  NULL restores the default search.
+ */
+CDNN_API cdnn_status_t cdnn_set_provider_path(const char *paths);
+
+/**
+ * Create a handle on a device: "cpu", or "cuda:N" for the N-th CUDA device
+ * ("cuda" means "cuda:0").  The first handle of a process (or the first
+ * after all handles were destroyed) loads the providers from, in order of
+ * precedence, cdnn_set_provider_path, $CDNN_PROVIDER_PATH (ignored in
+ * set-uid programs), and the "cdnn/providers" directory beside libcdnn.so.
+ * A provider that fails to load is logged and skipped.
+ *
+ * CUDA devices need the CUDA driver (libcuda.so.1), opened at run time;
+ * without it "cuda:N" fails with NOT_SUPPORTED and says so.
+ */
+CDNN_API cdnn_status_t cdnn_handle_create(cdnn_handle_t **handle,
+                                          const char *device);
+
+/** Destroy a handle.  Graphs built on it must not be executed afterwards. */
+CDNN_API void cdnn_handle_destroy(cdnn_handle_t *handle);
+
+/** The handle's device in canonical form ("cpu", "cuda:0"). */
+CDNN_API const char *cdnn_handle_device(const cdnn_handle_t *handle);
+
+/**
+ * Set the CUDA stream (a CUstream / cudaStream_t) that executions through
+ * this handle are queued on.  NULL is the default stream.  On a CPU handle
+ * only NULL is accepted.
+ */
+CDNN_API cdnn_status_t cdnn_handle_set_stream(cdnn_handle_t *handle,
+                                              void *stream);
+
+/** The 64-bit FNV-1a hash of an engine name: the engine's id. */
+CDNN_API uint64_t cdnn_engine_id_from_name(const char *name);
+
+/** What a handle knows of one engine.  Strings live as long as the handle. */
+typedef struct cdnn_engine_info {
+    uint64_t id;
+    const char *name;             /* e.g. "cpu:reference" */
+    const char *provider;         /* the provider's name, e.g. "cpu" */
+    const char *provider_version; /* e.g. "0.1.0" */
+    const char *provider_path;    /* the shared object it came from */
+} cdnn_engine_info_t;
+
+/** Number of engines served by the loaded providers. */
+CDNN_API cdnn_status_t cdnn_handle_engine_count(const cdnn_handle_t *handle,
+                                                int32_t *count);
+
+/** Engine number index (0 <= index < count), in provider load order. */
+CDNN_API cdnn_status_t cdnn_handle_engine_info(const cdnn_handle_t *handle,
+                                               int32_t index,
+                                               cdnn_engine_info_t *info);
+
+/**
+ * The directories providers were looked for in, ':'-separated, as used by
+ * the most recent load.  Empty before any handle was created.
+ */
+CDNN_API const char *cdnn_provider_search_path(void);
+
+/* ------------------------------------------------------------------------
+ * Operation attributes
+ * ------------------------------------------------------------------------ */
+
+/** Tensors are named by a caller-chosen 64-bit uid; this one means "none". */
+#define CDNN_UID_NONE INT64_MIN
+
+/** Most tensor dimensions cdnn handles. */
+#define CDNN_MAX_RANK 8
+
+/**
+ * Convolution (cross-correlation, as every framework computes it).
+ * Layout is given by dims in logical order: x [N, C, D?, H?, W], filter
+ * [K, C/groups, T?, R?, S], y [N, K, spatial...]; strides choose the memory
+ * layout (NCHW, NHWC, anything else).
+ */
+typedef struct cdnn_conv_attr {
+    int32_t spatial_dims;     /* 1, 2 or 3 */
+    int64_t pre_padding[3];   /* per spatial dim, >= 0 */
+    int64_t post_padding[3];  /* per spatial dim, >= 0 */
+    int64_t stride[3];        /* per spatial dim, >= 1 */
+    int64_t dilation[3];      /* per spatial dim, >= 1 */
+    int64_t groups;           /* >= 1, divides C and K */
+} cdnn_conv_attr_t;
+
+/** Fill a: stride 1, dilation 1, no padding, one group. */
+CDNN_API void cdnn_conv_attr_init(cdnn_conv_attr_t *a, int32_t spatial_dims);
+
+typedef enum cdnn_pointwise_mode {
+    /* binary arithmetic: y = f(a, b) */
+    CDNN_PW_ADD = 0,
+    CDNN_PW_SUB,
+    CDNN_PW_MUL,
+    CDNN_PW_DIV,
+    CDNN_PW_MAX,
+    CDNN_PW_MIN,
+    CDNN_PW_POW,
+    /* unary math: y = f(a) */
+    CDNN_PW_IDENTITY,
+    CDNN_PW_NEG,
+    CDNN_PW_ABS,
+    CDNN_PW_EXP,
+    CDNN_PW_LOG,
+    CDNN_PW_SQRT,
+    CDNN_PW_RSQRT,
+    CDNN_PW_RECIPROCAL,
+    CDNN_PW_SIN,
+    CDNN_PW_COS,
+    CDNN_PW_ERF,
+    CDNN_PW_FLOOR,
+    CDNN_PW_CEIL,
+    /* comparisons and logic: y is 1 or 0 (any output type, bool natural) */
+    CDNN_PW_CMP_EQ,
+    CDNN_PW_CMP_NE,
+    CDNN_PW_CMP_GT,
+    CDNN_PW_CMP_GE,
+    CDNN_PW_CMP_LT,
+    CDNN_PW_CMP_LE,
+    CDNN_PW_LOGICAL_AND,
+    CDNN_PW_LOGICAL_OR,
+    CDNN_PW_LOGICAL_NOT,
+    /* ternary */
+    CDNN_PW_SELECT, /* y = a != 0 ? b : c */
+    CDNN_PW_FMA,    /* y = a * b + c */
+    /* activation forwards: y = f(a) */
+    CDNN_PW_RELU_FWD, /* clip(a, lower, upper), slope below lower */
+    CDNN_PW_GELU_FWD, /* a * Phi(a), exact erf form */
+    CDNN_PW_GELU_TANH_FWD,
+    CDNN_PW_SIGMOID_FWD,
+    CDNN_PW_SWISH_FWD, /* a * sigmoid(beta * a) */
+    CDNN_PW_TANH_FWD,
+    CDNN_PW_ELU_FWD,      /* a > 0 ? a : alpha * (exp(a) - 1) */
+    CDNN_PW_SOFTPLUS_FWD, /* log(1 + exp(beta * a)) / beta */
+    /* activation backwards: y = dy * f'(x), inputs (dy, x) with x the
+     * forward input */
+    CDNN_PW_RELU_BWD,
+    CDNN_PW_GELU_BWD,
+    CDNN_PW_GELU_TANH_BWD,
+    CDNN_PW_SIGMOID_BWD,
+    CDNN_PW_SWISH_BWD,
+    CDNN_PW_TANH_BWD,
+    CDNN_PW_ELU_BWD,
+    CDNN_PW_SOFTPLUS_BWD,
+    CDNN_PW_MODE_COUNT
+} cdnn_pointwise_mode_t;
+
+/** Short name of a pointwise mode ("add", "gelu_fwd", ...) or "invalid". */
+CDNN_API const char *cdnn_pointwise_mode_name(cdnn_pointwise_mode_t mode);
+
+/** Number of inputs (1, 2 or 3) a pointwise mode takes; 0 if invalid. */
+CDNN_API int32_t cdnn_pointwise_arity(cdnn_pointwise_mode_t mode);
+
+typedef struct cdnn_pointwise_attr {
+    cdnn_pointwise_mode_t mode;
+    double relu_lower_clip;       /* default 0 */
+    double relu_upper_clip;       /* default +inf */
+    double relu_lower_clip_slope; /* default 0 (leaky relu if > 0) */
+    double elu_alpha;             /* default 1 */
+    double softplus_beta;         /* default 1 */
+    double swish_beta;            /* default 1 */
+} cdnn_pointwise_attr_t;
+
+/** Fill a with mode and the defaults above. */
+CDNN_API void cdnn_pointwise_attr_init(cdnn_pointwise_attr_t *a,
+                                       cdnn_pointwise_mode_t mode);
+
+typedef enum cdnn_reduction_mode {
+    CDNN_REDUCE_ADD = 0,
+    CDNN_REDUCE_MUL,
+    CDNN_REDUCE_MIN,
+    CDNN_REDUCE_MAX,
+    CDNN_REDUCE_AMAX, /* max of |x| */
+    CDNN_REDUCE_AVG,
+    CDNN_REDUCE_NORM1, /* sum of |x| */
+    CDNN_REDUCE_NORM2, /* sqrt of sum of x^2 */
+    CDNN_REDUCE_MODE_COUNT
+} cdnn_reduction_mode_t;
+
+/** Short name of a reduction mode ("add", "norm2", ...) or "invalid". */
+CDNN_API const char *cdnn_reduction_mode_name(cdnn_reduction_mode_t mode);
+
+/** Scaled-dot-product attention. */
+typedef struct cdnn_sdpa_attr {
+    double scale; /* applied to q.k; 0 means 1/sqrt(head dim) */
+    int32_t causal; /* nonzero: query i sees only keys j <= i (top-left) */
+} cdnn_sdpa_attr_t;
+
+/* ------------------------------------------------------------------------
+ * Graphs
+ * ------------------------------------------------------------------------ */
+
+typedef struct cdnn_graph cdnn_graph_t;
+
+/** Create an empty graph.  Defaults: io f32, intermediate f32, compute f32. */
+CDNN_API cdnn_status_t cdnn_graph_create(cdnn_graph_t **graph);
+
+/** Destroy a graph and its plan.  NULL is ignored. */
+CDNN_API void cdnn_graph_destroy(cdnn_graph_t *graph);
+
+/** Name the graph (diagnostic only; not part of the content key). */
+CDNN_API cdnn_status_t cdnn_graph_set_name(cdnn_graph_t *graph,
+                                           const char *name);
+
+/**
+ * Graph-level types.  io: tensors declared UNSET that are not virtual;
+ * intermediate: virtual tensors declared UNSET; compute: the precision
+ * engines accumulate in (at least; the reference engine always uses f64).
+ */
+CDNN_API cdnn_status_t cdnn_graph_set_data_types(cdnn_graph_t *graph,
+                                                 cdnn_data_type_t io,
+                                                 cdnn_data_type_t intermediate,
+                                                 cdnn_data_type_t compute);
+
+/**
+ * Declare a tensor.  uid must be unique in the graph and not CDNN_UID_NONE.
+ * name may be NULL ("t<uid>" is used).  rank 0 with dims NULL declares an
+ * output whose shape validation infers; otherwise 1 <= rank <= 8 and every
+ * dim >= 1.  strides NULL means packed row-major (last dim fastest).  Given
+ * strides are in elements and must be >= 0; a stride of 0 repeats one
+ * element along a dim and is allowed only on tensors no node writes.
+ */
+CDNN_API cdnn_status_t cdnn_graph_tensor(cdnn_graph_t *graph, int64_t uid,
+                                         const char *name,
+                                         cdnn_data_type_t type, int32_t rank,
+                                         const int64_t *dims,
+                                         const int64_t *strides);
+
+/** Mark a tensor virtual: an intermediate that never reaches memory. */
+CDNN_API cdnn_status_t cdnn_graph_tensor_set_virtual(cdnn_graph_t *graph,
+                                                     int64_t uid);
+
+/** Require that the tensor's pointer be aligned to bytes (a power of 2). */
+CDNN_API cdnn_status_t cdnn_graph_tensor_set_alignment(cdnn_graph_t *graph,
+                                                       int64_t uid,
+                                                       int64_t bytes);
+
+/**
+ * Make a tensor a pass-by-value scalar: every element equals value, and it
+ * needs no pointer at execute.  Its dims must all be 1.
+ */
+CDNN_API cdnn_status_t cdnn_graph_tensor_set_scalar(cdnn_graph_t *graph,
+                                                    int64_t uid, double value);
+
+/* Operations.  name names the node in messages (NULL: "node<i>").  Each
+ * takes the uids of tensors already declared; outputs may be declared with
+ * rank 0 so that validation infers their shape. */
+
+/** y = conv(x, w). */
+CDNN_API cdnn_status_t cdnn_graph_conv_fwd(cdnn_graph_t *graph,
+                                           const char *name,
+                                           const cdnn_conv_attr_t *attr,
+                                           int64_t x, int64_t w, int64_t y);
+
+/** dx = gradient of conv(x, w) wrt x, given dy. */
+CDNN_API cdnn_status_t cdnn_graph_conv_bwd_data(cdnn_graph_t *graph,
+                                                const char *name,
+                                                const cdnn_conv_attr_t *attr,
+                                                int64_t dy, int64_t w,
+                                                int64_t dx);
+
+/** dw = gradient of conv(x, w) wrt w, given x and dy. */
+CDNN_API cdnn_status_t cdnn_graph_conv_bwd_filter(cdnn_graph_t *graph,
+                                                  const char *name,
+                                                  const cdnn_conv_attr_t *attr,
+                                                  int64_t x, int64_t dy,
+                                                  int64_t dw);
+
+/**
+ * c = a @ b over the last two dims: a [..., M, K], b [..., K, N],
+ * c [..., M, N].  Batch dims must have equal rank; a batch dim of 1
+ * broadcasts.
+ */
+CDNN_API cdnn_status_t cdnn_graph_matmul(cdnn_graph_t *graph, const char *name,
+                                         int64_t a, int64_t b, int64_t c);
+
+/**
+ * y = mode(a, b, c).  Unused inputs are CDNN_UID_NONE.  Inputs have y's
+ * rank; an input dim of 1 broadcasts.
+ */
+CDNN_API cdnn_status_t cdnn_graph_pointwise(cdnn_graph_t *graph,
+                                            const char *name,
+                                            const cdnn_pointwise_attr_t *attr,
+                                            int64_t a, int64_t b, int64_t c,
+                                            int64_t y);
+
+/**
+ * y = reduce(x) over every dim where y has 1 and x has more.  y has x's
+ * rank.  When y is declared with rank 0 it is inferred as x with every dim
+ * reduced (a scalar of x's rank).
+ */
+CDNN_API cdnn_status_t cdnn_graph_reduction(cdnn_graph_t *graph,
+                                            const char *name,
+                                            cdnn_reduction_mode_t mode,
+                                            int64_t x, int64_t y);
+
+/**
+ * Batch-norm inference: y = (x - mean) / sqrt(var + eps) * scale + bias,
+ * with scale, bias, mean, var of shape [1, C, 1...] (x is [N, C, ...]).
+ */
+CDNN_API cdnn_status_t cdnn_graph_batchnorm_inference(
+    cdnn_graph_t *graph, const char *name, double epsilon, int64_t x,
+    int64_t scale, int64_t bias, int64_t mean, int64_t variance, int64_t y);
+
+/**
+ * Layer-norm forward.  The normalised dims are those where scale has the
+ * dim of x; scale and bias have 1 in every other dim.  mean and inv_variance
+ * are optional outputs (CDNN_UID_NONE) with x's dims reduced over the
+ * normalised dims.
+ */
+CDNN_API cdnn_status_t cdnn_graph_layernorm(cdnn_graph_t *graph,
+                                            const char *name, double epsilon,
+                                            int64_t x, int64_t scale,
+                                            int64_t bias, int64_t y,
+                                            int64_t mean,
+                                            int64_t inv_variance);
+
+/**
+ * RMS-norm forward: y = x / sqrt(mean(x^2) + eps) * scale (+ bias).  The
+ * normalised dims are as for layer-norm; bias and inv_rms (an optional
+ * output) may be CDNN_UID_NONE.
+ */
+CDNN_API cdnn_status_t cdnn_graph_rmsnorm(cdnn_graph_t *graph, const char *name,
+                                          double epsilon, int64_t x,
+                                          int64_t scale, int64_t bias,
+                                          int64_t y, int64_t inv_rms);
+
+/**
+ * Scaled-dot-product attention forward:
+ * o = softmax(scale * q k^T [+ causal mask]) v, with q [B, H, Sq, D],
+ * k [B, H, Sk, D], v [B, H, Sk, Dv], o [B, H, Sq, Dv].
+ */
+CDNN_API cdnn_status_t cdnn_graph_sdpa_fwd(cdnn_graph_t *graph,
+                                           const char *name,
+                                           const cdnn_sdpa_attr_t *attr,
+                                           int64_t q, int64_t k, int64_t v,
+                                           int64_t o);
+
+/**
+ * Check the graph and infer omitted output shapes.  On failure the status
+ * is INVALID_GRAPH and the message names the node or tensor at fault.
+ * Validating a valid graph again is a no-op.  Adding tensors or nodes
+ * afterwards requires validating again.
+ */
+CDNN_API cdnn_status_t cdnn_graph_validate(cdnn_graph_t *graph);
+
+/** Dims and strides of a tensor after validation; rank in/out. */
+CDNN_API cdnn_status_t cdnn_graph_tensor_shape(const cdnn_graph_t *graph,
+                                               int64_t uid,
+                                               cdnn_data_type_t *type,
+                                               int32_t *rank, int64_t *dims,
+                                               int64_t *strides);
+
+/**
+ * The graph's content key: 64 hex digits (+ NUL) of a SHA-256 over what
+ * decides the work (ops, attributes, types, shapes, strides, virtual
+ * flags, scalar values) and nothing else (names, uid values, declaration
+ * order of tensors).  Validates the graph first.
+ */
+CDNN_API cdnn_status_t cdnn_graph_content_key(cdnn_graph_t *graph,
+                                              char key[65]);
+
+/* ------------------------------------------------------------------------
+ * Building and executing
+ * ------------------------------------------------------------------------ */
+
+typedef struct cdnn_build_options cdnn_build_options_t;
+
+CDNN_API cdnn_status_t cdnn_build_options_create(cdnn_build_options_t **opts);
+CDNN_API void cdnn_build_options_destroy(cdnn_build_options_t *opts);
+
+/** Use only this engine; the build fails if it does not apply. */
+CDNN_API cdnn_status_t cdnn_build_options_pin_engine(cdnn_build_options_t *opts,
+                                                     uint64_t engine_id);
+
+/** Try this engine first; fall back to the usual order. */
+CDNN_API cdnn_status_t cdnn_build_options_prefer_engine(
+    cdnn_build_options_t *opts, uint64_t engine_id);
+
+/**
+ * Set a knob: "global.<name>" for the library, "<provider>.<category>.<name>"
+ * for an engine's own.  Setting a knob again replaces its value.
+ */
+CDNN_API cdnn_status_t cdnn_build_options_set_knob(cdnn_build_options_t *opts,
+                                                   const char *name,
+                                                   int64_t value);
+
+/**
+ * Build a plan for the graph on the handle's device: validate, collect the
+ * applicable engines of every provider, order them (pinned or preferred
+ * engine first, then by each engine's rank), and keep the first whose
+ * execution context is created.  opts may be NULL.  Building again
+ * replaces the plan.  NOT_SUPPORTED when no engine applies; the message
+ * lists each engine's reason.
+ */
+CDNN_API cdnn_status_t cdnn_graph_build(cdnn_graph_t *graph,
+                                        cdnn_handle_t *handle,
+                                        const cdnn_build_options_t *opts);
+
+/**
+ * The ids of the engines that apply to the graph on the handle's device,
+ * in build order.  ids may be NULL to count; at most cap are written and
+ * *count is the total.
+ */
+CDNN_API cdnn_status_t cdnn_graph_applicable_engines(cdnn_graph_t *graph,
+                                                     cdnn_handle_t *handle,
+                                                     uint64_t *ids, int32_t cap,
+                                                     int32_t *count);
+
+/** The built plan's engine; BAD_STATE before a build. */
+CDNN_API cdnn_status_t cdnn_graph_engine(const cdnn_graph_t *graph,
+                                         uint64_t *engine_id,
+                                         const char **engine_name);
+
+/** Workspace bytes the plan needs at execute; BAD_STATE before a build. */
+CDNN_API cdnn_status_t cdnn_graph_workspace_size(const cdnn_graph_t *graph,
+                                                 size_t *bytes);
+
+/**
+ * Run the plan.  uids[i] names the tensor at ptrs[i]; every tensor that is
+ * not virtual and not a pass-by-value scalar must be given, on the
+ * handle's device, aligned as declared.  workspace holds at least
+ * cdnn_graph_workspace_size bytes (may be NULL when that is 0).  The handle
+ * must be on the device the plan was built for (else DEVICE_MISMATCH).
+ */
+CDNN_API cdnn_status_t cdnn_graph_execute(const cdnn_graph_t *graph,
+                                          cdnn_handle_t *handle, int32_t n,
+                                          const int64_t *uids,
+                                          void *const *ptrs, void *workspace);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CDNN_CDNN_H */

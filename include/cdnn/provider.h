@@ -1,0 +1,222 @@
+/*
+ * provider.h -- the ABI between cdnn and its engine providers.
+ *
+ * A provider is a shared object in a provider directory that exports one
+ * function, CDNN_PROVIDER_ENTRY_SYMBOL, returning a pointer to a static
+ * cdnn_provider_t.  The table is stamped with the ABI major and minor it was
+ * built against:
+ *
+ *   - a major other than CDNN_PROVIDER_ABI_MAJOR is rejected at load with a
+ *     log line naming both majors;
+ *   - a minor adds members only at the end of the table; cdnn reads a member
+ *     only if struct_size covers it, so an older provider keeps working.
+ *
+ * Engines are addressed by their index in the provider (0 <= i <
+ * engine_count).  cdnn derives each engine's public id from its name
+ * (64-bit FNV-1a); providers never hash.  When two providers name the same
+ * engine, the first loaded keeps it and the second's is dropped with a
+ * warning.
+ *
+ * Every function returns a cdnn_status_t.  On failure the provider leaves a
+ * message for the calling thread that last_error() returns; cdnn keeps it
+ * in its own message, in the provider's words, prefixed with the engine.
+ * Providers must be thread-safe in the same way as the public API: execute
+ * is called on one context from many threads at once.
+ */
+#ifndef CDNN_PROVIDER_H
+#define CDNN_PROVIDER_H
+
+#include <cdnn/cdnn.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CDNN_PROVIDER_ABI_MAJOR 1
+#define CDNN_PROVIDER_ABI_MINOR 0
+
+/** The symbol each provider exports: const cdnn_provider_t *f(void). */
+#define CDNN_PROVIDER_ENTRY_SYMBOL "cdnn_provider_entry"
+
+/* ------------------------------------------------------------------------
+ * What cdnn shows a provider of a graph: a read-only, validated view.
+ * Every shape is inferred, every type resolved (never UNSET), nodes are in
+ * topological order, and tensor uids are unique.
+ * ------------------------------------------------------------------------ */
+
+typedef struct cdnn_tensor_view {
+    int64_t uid;
+    const char *name;
+    cdnn_data_type_t type;
+    int32_t rank;
+    int64_t dims[CDNN_MAX_RANK];
+    int64_t strides[CDNN_MAX_RANK]; /* in elements */
+    int64_t alignment;              /* bytes; 0 when not declared */
+    int32_t is_virtual;
+    int32_t is_scalar;              /* pass-by-value: see scalar_value */
+    double scalar_value;
+} cdnn_tensor_view_t;
+
+typedef enum cdnn_op {
+    CDNN_OP_CONV_FWD = 0,
+    CDNN_OP_CONV_BWD_DATA,
+    CDNN_OP_CONV_BWD_FILTER,
+    CDNN_OP_MATMUL,
+    CDNN_OP_POINTWISE,
+    CDNN_OP_REDUCTION,
+    CDNN_OP_BATCHNORM_INFERENCE,
+    CDNN_OP_LAYERNORM,
+    CDNN_OP_RMSNORM,
+    CDNN_OP_SDPA_FWD,
+    CDNN_OP_COUNT
+} cdnn_op_t;
+
+/** Short name of an op ("conv_fwd", "sdpa_fwd", ...) or "invalid". */
+CDNN_API const char *cdnn_op_name(cdnn_op_t op);
+
+#define CDNN_NODE_MAX_INPUTS 5
+#define CDNN_NODE_MAX_OUTPUTS 3
+
+/*
+ * Ports, by op (inputs; outputs).  An absent optional port is -1.
+ *   CONV_FWD            (x, w; y)
+ *   CONV_BWD_DATA       (dy, w; dx)
+ *   CONV_BWD_FILTER     (x, dy; dw)
+ *   MATMUL              (a, b; c)
+ *   POINTWISE           (a, b?, c?; y)          arity by mode
+ *   REDUCTION           (x; y)
+ *   BATCHNORM_INFERENCE (x, scale, bias, mean, variance; y)
+ *   LAYERNORM           (x, scale, bias; y, mean?, inv_variance?)
+ *   RMSNORM             (x, scale, bias?; y, inv_rms?)
+ *   SDPA_FWD            (q, k, v; o)
+ */
+typedef struct cdnn_node_view {
+    cdnn_op_t op;
+    const char *name;
+    int32_t inputs[CDNN_NODE_MAX_INPUTS];   /* index into tensors, or -1 */
+    int32_t outputs[CDNN_NODE_MAX_OUTPUTS]; /* index into tensors, or -1 */
+    union {
+        cdnn_conv_attr_t conv;
+        cdnn_pointwise_attr_t pointwise;
+        cdnn_reduction_mode_t reduction;
+        double epsilon; /* batch-norm, layer-norm, RMS-norm */
+        cdnn_sdpa_attr_t sdpa;
+    } attr;
+} cdnn_node_view_t;
+
+typedef struct cdnn_graph_view {
+    uint32_t struct_size;
+    int32_t tensor_count;
+    const cdnn_tensor_view_t *tensors;
+    int32_t node_count;
+    const cdnn_node_view_t *nodes; /* topological order */
+    cdnn_data_type_t compute_type;
+} cdnn_graph_view_t;
+
+/* ------------------------------------------------------------------------
+ * Devices
+ * ------------------------------------------------------------------------ */
+
+typedef enum cdnn_device_kind {
+    CDNN_DEVICE_CPU = 0,
+    CDNN_DEVICE_CUDA = 1,
+} cdnn_device_kind_t;
+
+typedef struct cdnn_device_view {
+    uint32_t struct_size;
+    cdnn_device_kind_t kind;
+    int32_t ordinal;         /* CUDA device number; 0 on the CPU */
+    int32_t arch;            /* CUDA: 10 * major + minor (90 = sm_90); 0 */
+    void *cuda_context;      /* CUcontext (primary) or NULL */
+    const char *name;        /* e.g. "cpu", "NVIDIA H200" */
+    int32_t cpu_threads;     /* threads an engine may use */
+} cdnn_device_view_t;
+
+/* ------------------------------------------------------------------------
+ * What cdnn gives a provider
+ * ------------------------------------------------------------------------ */
+
+typedef struct cdnn_provider_host {
+    uint32_t struct_size;
+    /** Log a line; level as cdnn_log_level_t.  Thread-safe. */
+    void (*log)(cdnn_log_level_t level, const char *message);
+} cdnn_provider_host_t;
+
+typedef struct cdnn_knob_value {
+    const char *name;
+    int64_t value;
+} cdnn_knob_value_t;
+
+typedef struct cdnn_exec_args {
+    uint32_t struct_size;
+    int32_t count;
+    const int64_t *uids;
+    void *const *ptrs;
+    void *workspace;
+    void *stream; /* CUstream on CUDA devices */
+} cdnn_exec_args_t;
+
+typedef struct cdnn_provider_engine {
+    const char *name; /* "<provider>:<engine>", stable forever */
+    /** Build order among applicable engines: higher goes first. */
+    int32_t rank;
+} cdnn_provider_engine_t;
+
+/* ------------------------------------------------------------------------
+ * The table
+ * ------------------------------------------------------------------------ */
+
+typedef struct cdnn_provider {
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    uint32_t struct_size; /* sizeof(cdnn_provider_t) as the provider saw it */
+    const char *name;     /* e.g. "cpu" */
+    const char *version;  /* e.g. "0.1.0" */
+
+    /** Set up; *state is passed back to every other call.  A failure skips
+     * the provider with a log line carrying last_error(). */
+    cdnn_status_t (*init)(const cdnn_provider_host_t *host, void **state);
+    void (*fini)(void *state);
+
+    int32_t (*engine_count)(void *state);
+    cdnn_status_t (*engine_info)(void *state, int32_t engine,
+                                 cdnn_provider_engine_t *info);
+
+    /** SUCCESS if the engine can run the graph on the device; otherwise
+     * NOT_SUPPORTED with a reason in last_error(). */
+    cdnn_status_t (*applicable)(void *state, int32_t engine,
+                                const cdnn_device_view_t *device,
+                                const cdnn_graph_view_t *graph);
+
+    /** Prepare to run: everything that can be done once is done here.  The
+     * context may keep pointers into neither view: copy what it needs. */
+    cdnn_status_t (*context_create)(void *state, int32_t engine,
+                                    const cdnn_device_view_t *device,
+                                    const cdnn_graph_view_t *graph,
+                                    const cdnn_knob_value_t *knobs,
+                                    int32_t knob_count, void **context);
+    cdnn_status_t (*workspace_size)(void *context, size_t *bytes);
+    /** Called from many threads at once on one context. */
+    cdnn_status_t (*execute)(void *context, const cdnn_exec_args_t *args);
+    void (*context_destroy)(void *context);
+
+    /** The calling thread's message for the provider's last failure. */
+    const char *(*last_error)(void *state);
+
+    /* Optional (NULL when the provider cannot save plans). */
+    cdnn_status_t (*context_save)(void *context, void *buf, size_t cap,
+                                  size_t *size);
+    cdnn_status_t (*context_restore)(void *state, int32_t engine,
+                                     const cdnn_device_view_t *device,
+                                     const cdnn_graph_view_t *graph,
+                                     const void *payload, size_t size,
+                                     void **context);
+} cdnn_provider_t;
+
+typedef const cdnn_provider_t *(*cdnn_provider_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CDNN_PROVIDER_H */
