@@ -90,18 +90,21 @@ CDNN_API const char *cdnn_op_name(cdnn_op_t op);
  *   RMSNORM             (x, scale, bias?; y, inv_rms?)
  *   SDPA_FWD            (q, k, v; o)
  */
+/** An op's attributes; the member is chosen by the op. */
+typedef union cdnn_node_attr {
+    cdnn_conv_attr_t conv;           /* CONV_* */
+    cdnn_pointwise_attr_t pointwise; /* POINTWISE */
+    cdnn_reduction_mode_t reduction; /* REDUCTION */
+    double epsilon;                  /* BATCHNORM_INFERENCE, *NORM */
+    cdnn_sdpa_attr_t sdpa;           /* SDPA_FWD */
+} cdnn_node_attr_t;
+
 typedef struct cdnn_node_view {
     cdnn_op_t op;
     const char *name;
     int32_t inputs[CDNN_NODE_MAX_INPUTS];   /* index into tensors, or -1 */
     int32_t outputs[CDNN_NODE_MAX_OUTPUTS]; /* index into tensors, or -1 */
-    union {
-        cdnn_conv_attr_t conv;
-        cdnn_pointwise_attr_t pointwise;
-        cdnn_reduction_mode_t reduction;
-        double epsilon; /* batch-norm, layer-norm, RMS-norm */
-        cdnn_sdpa_attr_t sdpa;
-    } attr;
+    cdnn_node_attr_t attr;
 } cdnn_node_view_t;
 
 typedef struct cdnn_graph_view {

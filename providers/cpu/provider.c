@@ -53,7 +53,7 @@ static cdnn_status_t cpu_engine_info(void *state, int32_t index,
                                      cdnn_provider_engine_t *info)
 {
     (void)state;
-    const cpu_engine_t *e;
+    const cpu_engine_t *e = NULL;
     cdnn_status_t st = engine_at(index, &e);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
@@ -75,7 +75,7 @@ static cdnn_status_t cpu_applicable(void *state, int32_t index,
                                     const cdnn_graph_view_t *graph)
 {
     (void)state;
-    const cpu_engine_t *e;
+    const cpu_engine_t *e = NULL;
     cdnn_status_t st = engine_at(index, &e);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_device(device);

@@ -1,0 +1,16 @@
+/* handle.h -- a handle: one device, and a reference on the providers. */
+#ifndef CDNN_ENGINE_HANDLE_H
+#define CDNN_ENGINE_HANDLE_H
+
+#include <cdnn/provider.h>
+
+#include "device/cuda_driver.h"
+
+struct cdnn_handle {
+    cdnn_device_view_t device;
+    char device_string[32]; /* "cpu", "cuda:0" */
+    cuda_device_t cuda;     /* when device.kind is CUDA */
+    void *stream;
+};
+
+#endif

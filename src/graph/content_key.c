@@ -1,0 +1,169 @@
+/*
+ * content_key.c -- a stable hash of what a graph computes.
+ *
+ * The key covers every fact that can change what an engine runs (ops,
+ * attributes, types, shapes, strides, virtual and scalar flags, alignment)
+ * and nothing else: tensors are numbered in the order the topologically
+ * ordered nodes first use them, so names and uid values drop out.  Every
+ * field is written as fixed-width little-endian bytes, never as memory
+ * images, so that padding and host layout cannot leak into the key.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "core/error.h"
+#include "graph/graph.h"
+
+#define CONTENT_KEY_TAG "cdnn content key v1"
+
+typedef struct key_writer {
+    EVP_MD_CTX *md;
+    int ok;
+} key_writer_t;
+
+static void put_u64(key_writer_t *w, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    w->ok &= EVP_DigestUpdate(w->md, b, sizeof b);
+}
+
+static void put_i64(key_writer_t *w, int64_t v)
+{
+    put_u64(w, (uint64_t)v);
+}
+
+static void put_f64(key_writer_t *w, double v)
+{
+    uint64_t bits;
+    if (v == 0)
+        v = 0; /* -0 and +0 compute the same */
+    memcpy(&bits, &v, sizeof bits);
+    put_u64(w, bits);
+}
+
+static void put_tensor(key_writer_t *w, const cdnn_tensor_view_t *t)
+{
+    put_i64(w, t->type);
+    put_i64(w, t->rank);
+    for (int32_t d = 0; d < t->rank; d++) {
+        put_i64(w, t->dims[d]);
+        put_i64(w, t->strides[d]);
+    }
+    put_i64(w, t->alignment);
+    put_i64(w, t->is_virtual);
+    put_i64(w, t->is_scalar);
+    put_f64(w, t->is_scalar ? t->scalar_value : 0);
+}
+
+static void put_attr(key_writer_t *w, const cdnn_node_view_t *n)
+{
+    const cdnn_node_attr_t *a = &n->attr;
+    switch (n->op) {
+    case CDNN_OP_CONV_FWD:
+    case CDNN_OP_CONV_BWD_DATA:
+    case CDNN_OP_CONV_BWD_FILTER:
+        put_i64(w, a->conv.spatial_dims);
+        for (int i = 0; i < a->conv.spatial_dims; i++) {
+            put_i64(w, a->conv.pre_padding[i]);
+            put_i64(w, a->conv.post_padding[i]);
+            put_i64(w, a->conv.stride[i]);
+            put_i64(w, a->conv.dilation[i]);
+        }
+        put_i64(w, a->conv.groups);
+        break;
+    case CDNN_OP_POINTWISE:
+        put_i64(w, a->pointwise.mode);
+        put_f64(w, a->pointwise.relu_lower_clip);
+        put_f64(w, a->pointwise.relu_upper_clip);
+        put_f64(w, a->pointwise.relu_lower_clip_slope);
+        put_f64(w, a->pointwise.elu_alpha);
+        put_f64(w, a->pointwise.softplus_beta);
+        put_f64(w, a->pointwise.swish_beta);
+        break;
+    case CDNN_OP_REDUCTION:
+        put_i64(w, a->reduction);
+        break;
+    case CDNN_OP_BATCHNORM_INFERENCE:
+    case CDNN_OP_LAYERNORM:
+    case CDNN_OP_RMSNORM:
+        put_f64(w, a->epsilon);
+        break;
+    case CDNN_OP_SDPA_FWD:
+        put_f64(w, a->sdpa.scale);
+        put_i64(w, a->sdpa.causal != 0);
+        break;
+    default:
+        break;
+    }
+}
+
+/* A port: its canonical number, and the tensor itself on first use. */
+static void put_port(key_writer_t *w, const cdnn_graph_view_t *g, int32_t ti,
+                     int32_t *canonical, int32_t *next)
+{
+    if (ti < 0) {
+        put_i64(w, -1);
+        return;
+    }
+    if (canonical[ti] < 0) {
+        canonical[ti] = (*next)++;
+        put_i64(w, canonical[ti]);
+        put_tensor(w, &g->tensors[ti]);
+        return;
+    }
+    put_i64(w, canonical[ti]);
+}
+
+static void put_graph(key_writer_t *w, const cdnn_graph_view_t *g,
+                      int32_t *canonical)
+{
+    int32_t next = 0;
+    w->ok &= EVP_DigestUpdate(w->md, CONTENT_KEY_TAG, sizeof CONTENT_KEY_TAG);
+    put_i64(w, g->compute_type);
+    put_i64(w, g->node_count);
+    for (int32_t i = 0; i < g->node_count; i++) {
+        const cdnn_node_view_t *n = &g->nodes[i];
+        put_i64(w, n->op);
+        put_attr(w, n);
+        for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++)
+            put_port(w, g, n->inputs[p], canonical, &next);
+        for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++)
+            put_port(w, g, n->outputs[p], canonical, &next);
+    }
+}
+
+cdnn_status_t cdnn_graph_content_key(cdnn_graph_t *graph, char key[65])
+{
+    CDNN_CHECK_ARG(graph);
+    CDNN_CHECK_ARG(key);
+    cdnn_status_t st = cdnn_graph_validate(graph);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    const cdnn_graph_view_t *g = &graph->view;
+    int32_t *canonical = malloc((size_t)g->tensor_count * sizeof *canonical);
+    key_writer_t w = {EVP_MD_CTX_new(), 1};
+    if (!canonical || !w.md) {
+        free(canonical);
+        EVP_MD_CTX_free(w.md);
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory hashing the graph");
+    }
+    for (int32_t i = 0; i < g->tensor_count; i++)
+        canonical[i] = -1;
+    unsigned char digest[32];
+    unsigned int len = 0;
+    w.ok &= EVP_DigestInit_ex(w.md, EVP_sha256(), NULL);
+    put_graph(&w, g, canonical);
+    w.ok &= EVP_DigestFinal_ex(w.md, digest, &len);
+    EVP_MD_CTX_free(w.md);
+    free(canonical);
+    if (!w.ok || len != sizeof digest)
+        return cdnn_fail(CDNN_STATUS_INTERNAL_ERROR, "SHA-256 failed in libcrypto");
+    for (int i = 0; i < 32; i++)
+        snprintf(key + 2 * i, 3, "%02x", digest[i]);
+    return CDNN_STATUS_SUCCESS;
+}

@@ -1,0 +1,418 @@
+/*
+ * graph.c -- building a graph: tensors and operations.
+ *
+ * The builder records what the caller declares and checks only what can be
+ * checked locally (arguments, uid uniqueness).  Everything that depends on
+ * the graph as a whole is validate.c's.
+ */
+#include "graph/graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "engine/plan.h"
+
+cdnn_status_t cdnn_graph_create(cdnn_graph_t **graph)
+{
+    CDNN_CHECK_ARG(graph);
+    *graph = NULL;
+    cdnn_graph_t *g = calloc(1, sizeof *g);
+    if (!g)
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory creating a graph");
+    g->io_type = CDNN_DATA_TYPE_F32;
+    g->intermediate_type = CDNN_DATA_TYPE_F32;
+    g->compute_type = CDNN_DATA_TYPE_F32;
+    *graph = g;
+    return CDNN_STATUS_SUCCESS;
+}
+
+void graph_invalidate(cdnn_graph_t *g)
+{
+    plan_destroy(g->plan);
+    g->plan = NULL;
+    free(g->tensor_views);
+    free(g->node_views);
+    g->tensor_views = NULL;
+    g->node_views = NULL;
+    memset(&g->view, 0, sizeof g->view);
+    g->validated = 0;
+}
+
+void cdnn_graph_destroy(cdnn_graph_t *graph)
+{
+    if (!graph)
+        return;
+    graph_invalidate(graph);
+    for (int32_t i = 0; i < graph->tensor_count; i++)
+        free(graph->tensors[i].name);
+    for (int32_t i = 0; i < graph->node_count; i++)
+        free(graph->nodes[i].name);
+    free(graph->tensors);
+    free(graph->nodes);
+    free(graph->name);
+    free(graph);
+}
+
+cdnn_status_t cdnn_graph_set_name(cdnn_graph_t *graph, const char *name)
+{
+    CDNN_CHECK_ARG(graph);
+    CDNN_CHECK_ARG(name);
+    char *copy = strdup(name);
+    if (!copy)
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    free(graph->name);
+    graph->name = copy;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static int valid_type(cdnn_data_type_t t)
+{
+    return (unsigned)t < CDNN_DATA_TYPE_COUNT;
+}
+
+cdnn_status_t cdnn_graph_set_data_types(cdnn_graph_t *graph,
+                                        cdnn_data_type_t io,
+                                        cdnn_data_type_t intermediate,
+                                        cdnn_data_type_t compute)
+{
+    CDNN_CHECK_ARG(graph);
+    if (!valid_type(io) || !valid_type(intermediate) || !valid_type(compute) ||
+        io == CDNN_DATA_TYPE_UNSET || intermediate == CDNN_DATA_TYPE_UNSET ||
+        compute == CDNN_DATA_TYPE_UNSET)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                         "graph data types must be set types (got io %d, "
+                         "intermediate %d, compute %d)",
+                         (int)io, (int)intermediate, (int)compute);
+    graph_invalidate(graph);
+    graph->io_type = io;
+    graph->intermediate_type = intermediate;
+    graph->compute_type = compute;
+    return CDNN_STATUS_SUCCESS;
+}
+
+int32_t graph_find_tensor(const cdnn_graph_t *g, int64_t uid)
+{
+    for (int32_t i = 0; i < g->tensor_count; i++)
+        if (g->tensors[i].uid == uid)
+            return i;
+    return -1;
+}
+
+/* Grow *items (of count/cap) by one slot of size bytes; NULL on failure. */
+static void *grow(void **items, int32_t *count, int32_t *cap, size_t size)
+{
+    if (*count == *cap) {
+        int32_t new_cap = *cap ? *cap * 2 : 8;
+        void *p = realloc(*items, (size_t)new_cap * size);
+        if (!p)
+            return NULL;
+        *items = p;
+        *cap = new_cap;
+    }
+    void *slot = (char *)*items + (size_t)*count * size;
+    memset(slot, 0, size);
+    (*count)++;
+    return slot;
+}
+
+static cdnn_status_t check_tensor_args(const cdnn_graph_t *g, int64_t uid,
+                                       const char *name, cdnn_data_type_t type,
+                                       int32_t rank, const int64_t *dims,
+                                       const int64_t *strides)
+{
+    const char *shown = name ? name : "(unnamed)";
+    if (uid == CDNN_UID_NONE)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                         "tensor '%s': uid INT64_MIN is reserved for \"no tensor\"",
+                         shown);
+    int32_t existing = graph_find_tensor(g, uid);
+    if (existing >= 0)
+        return cdnn_fail(CDNN_STATUS_INVALID_GRAPH,
+                         "tensor '%s' (uid %lld): uid %lld is already used by "
+                         "tensor '%s'; uids must be unique in a graph",
+                         shown, (long long)uid, (long long)uid,
+                         g->tensors[existing].name);
+    if (!valid_type(type))
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                         "tensor '%s' (uid %lld): data type %d is not a cdnn_data_type_t",
+                         shown, (long long)uid, (int)type);
+    if (rank == 0 && dims == NULL && strides == NULL)
+        return CDNN_STATUS_SUCCESS; /* shape to be inferred */
+    if (rank < 1 || rank > CDNN_MAX_RANK || !dims)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                         "tensor '%s' (uid %lld): rank %d with %s dims; give "
+                         "1 <= rank <= %d and dims, or rank 0 and no dims to infer",
+                         shown, (long long)uid, rank, dims ? "given" : "no",
+                         CDNN_MAX_RANK);
+    for (int32_t d = 0; d < rank; d++) {
+        if (dims[d] < 1)
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                             "tensor '%s' (uid %lld): dim %d is %lld; dims must be >= 1",
+                             shown, (long long)uid, d, (long long)dims[d]);
+        if (strides && strides[d] < 0)
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                             "tensor '%s' (uid %lld): stride %d is %lld; strides must be >= 0",
+                             shown, (long long)uid, d, (long long)strides[d]);
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+static void packed_strides(int32_t rank, const int64_t *dims, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= dims[d];
+    }
+}
+
+static char *default_name(const char *prefix, long long number)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, "%s%lld", prefix, number);
+    return strdup(buf);
+}
+
+cdnn_status_t cdnn_graph_tensor(cdnn_graph_t *graph, int64_t uid,
+                                const char *name, cdnn_data_type_t type,
+                                int32_t rank, const int64_t *dims,
+                                const int64_t *strides)
+{
+    CDNN_CHECK_ARG(graph);
+    cdnn_status_t st =
+        check_tensor_args(graph, uid, name, type, rank, dims, strides);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    char *owned = name ? strdup(name) : default_name("t", (long long)uid);
+    graph_tensor_t *t = owned ? grow((void **)&graph->tensors, &graph->tensor_count,
+                                     &graph->tensor_cap, sizeof *t)
+                              : NULL;
+    if (!t) {
+        free(owned);
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory adding tensor %lld",
+                         (long long)uid);
+    }
+    graph_invalidate(graph);
+    t->uid = uid;
+    t->name = owned;
+    t->type = type;
+    t->rank = dims ? rank : 0;
+    for (int32_t d = 0; d < t->rank; d++)
+        t->dims[d] = dims[d];
+    if (t->rank && strides)
+        memcpy(t->strides, strides, (size_t)rank * sizeof *strides);
+    else if (t->rank)
+        packed_strides(t->rank, t->dims, t->strides);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t find_declared(cdnn_graph_t *g, int64_t uid,
+                                   graph_tensor_t **t)
+{
+    int32_t i = graph_find_tensor(g, uid);
+    if (i < 0)
+        return cdnn_fail(CDNN_STATUS_NOT_FOUND, "no tensor has uid %lld",
+                         (long long)uid);
+    graph_invalidate(g);
+    *t = &g->tensors[i];
+    return CDNN_STATUS_SUCCESS;
+}
+
+cdnn_status_t cdnn_graph_tensor_set_virtual(cdnn_graph_t *graph, int64_t uid)
+{
+    CDNN_CHECK_ARG(graph);
+    graph_tensor_t *t;
+    cdnn_status_t st = find_declared(graph, uid, &t);
+    if (st == CDNN_STATUS_SUCCESS)
+        t->is_virtual = 1;
+    return st;
+}
+
+cdnn_status_t cdnn_graph_tensor_set_alignment(cdnn_graph_t *graph, int64_t uid,
+                                              int64_t bytes)
+{
+    CDNN_CHECK_ARG(graph);
+    if (bytes < 1 || (bytes & (bytes - 1)) != 0)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                         "alignment %lld of tensor uid %lld is not a power of 2",
+                         (long long)bytes, (long long)uid);
+    graph_tensor_t *t;
+    cdnn_status_t st = find_declared(graph, uid, &t);
+    if (st == CDNN_STATUS_SUCCESS)
+        t->alignment = bytes;
+    return st;
+}
+
+cdnn_status_t cdnn_graph_tensor_set_scalar(cdnn_graph_t *graph, int64_t uid,
+                                           double value)
+{
+    CDNN_CHECK_ARG(graph);
+    graph_tensor_t *t;
+    cdnn_status_t st = find_declared(graph, uid, &t);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    for (int32_t d = 0; d < t->rank; d++)
+        if (t->dims[d] != 1)
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                             "tensor '%s' (uid %lld): a pass-by-value scalar "
+                             "needs every dim 1, but dim %d is %lld",
+                             t->name, (long long)uid, d, (long long)t->dims[d]);
+    if (t->rank == 0) {
+        t->rank = 1;
+        t->dims[0] = 1;
+        t->strides[0] = 1;
+    }
+    t->is_scalar = 1;
+    t->scalar_value = value;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* ---- operations ------------------------------------------------------- */
+
+static cdnn_status_t add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                              const int64_t *inputs, int n_in,
+                              const int64_t *outputs, int n_out,
+                              graph_node_t **out)
+{
+    CDNN_CHECK_ARG(g);
+    char *owned = name ? strdup(name) : default_name("node", g->node_count);
+    graph_node_t *n = owned ? grow((void **)&g->nodes, &g->node_count,
+                                   &g->node_cap, sizeof *n)
+                            : NULL;
+    if (!n) {
+        free(owned);
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory adding a node");
+    }
+    graph_invalidate(g);
+    n->op = op;
+    n->name = owned;
+    for (int i = 0; i < CDNN_NODE_MAX_INPUTS; i++)
+        n->inputs[i] = i < n_in ? inputs[i] : CDNN_UID_NONE;
+    for (int i = 0; i < CDNN_NODE_MAX_OUTPUTS; i++)
+        n->outputs[i] = i < n_out ? outputs[i] : CDNN_UID_NONE;
+    *out = n;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t add_conv(cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                              const cdnn_conv_attr_t *attr, int64_t in0,
+                              int64_t in1, int64_t out0)
+{
+    CDNN_CHECK_ARG(attr);
+    int64_t in[2] = {in0, in1};
+    graph_node_t *n;
+    cdnn_status_t st = add_node(g, op, name, in, 2, &out0, 1, &n);
+    if (st == CDNN_STATUS_SUCCESS)
+        n->attr.conv = *attr;
+    return st;
+}
+
+cdnn_status_t cdnn_graph_conv_fwd(cdnn_graph_t *graph, const char *name,
+                                  const cdnn_conv_attr_t *attr, int64_t x,
+                                  int64_t w, int64_t y)
+{
+    return add_conv(graph, CDNN_OP_CONV_FWD, name, attr, x, w, y);
+}
+
+cdnn_status_t cdnn_graph_conv_bwd_data(cdnn_graph_t *graph, const char *name,
+                                       const cdnn_conv_attr_t *attr, int64_t dy,
+                                       int64_t w, int64_t dx)
+{
+    return add_conv(graph, CDNN_OP_CONV_BWD_DATA, name, attr, dy, w, dx);
+}
+
+cdnn_status_t cdnn_graph_conv_bwd_filter(cdnn_graph_t *graph, const char *name,
+                                         const cdnn_conv_attr_t *attr,
+                                         int64_t x, int64_t dy, int64_t dw)
+{
+    return add_conv(graph, CDNN_OP_CONV_BWD_FILTER, name, attr, x, dy, dw);
+}
+
+cdnn_status_t cdnn_graph_matmul(cdnn_graph_t *graph, const char *name,
+                                int64_t a, int64_t b, int64_t c)
+{
+    int64_t in[2] = {a, b};
+    graph_node_t *n;
+    return add_node(graph, CDNN_OP_MATMUL, name, in, 2, &c, 1, &n);
+}
+
+cdnn_status_t cdnn_graph_pointwise(cdnn_graph_t *graph, const char *name,
+                                   const cdnn_pointwise_attr_t *attr, int64_t a,
+                                   int64_t b, int64_t c, int64_t y)
+{
+    CDNN_CHECK_ARG(attr);
+    int64_t in[3] = {a, b, c};
+    graph_node_t *n;
+    cdnn_status_t st = add_node(graph, CDNN_OP_POINTWISE, name, in, 3, &y, 1, &n);
+    if (st == CDNN_STATUS_SUCCESS)
+        n->attr.pointwise = *attr;
+    return st;
+}
+
+cdnn_status_t cdnn_graph_reduction(cdnn_graph_t *graph, const char *name,
+                                   cdnn_reduction_mode_t mode, int64_t x,
+                                   int64_t y)
+{
+    graph_node_t *n;
+    cdnn_status_t st = add_node(graph, CDNN_OP_REDUCTION, name, &x, 1, &y, 1, &n);
+    if (st == CDNN_STATUS_SUCCESS)
+        n->attr.reduction = mode;
+    return st;
+}
+
+cdnn_status_t cdnn_graph_batchnorm_inference(cdnn_graph_t *graph,
+                                             const char *name, double epsilon,
+                                             int64_t x, int64_t scale,
+                                             int64_t bias, int64_t mean,
+                                             int64_t variance, int64_t y)
+{
+    int64_t in[5] = {x, scale, bias, mean, variance};
+    graph_node_t *n;
+    cdnn_status_t st =
+        add_node(graph, CDNN_OP_BATCHNORM_INFERENCE, name, in, 5, &y, 1, &n);
+    if (st == CDNN_STATUS_SUCCESS)
+        n->attr.epsilon = epsilon;
+    return st;
+}
+
+cdnn_status_t cdnn_graph_layernorm(cdnn_graph_t *graph, const char *name,
+                                   double epsilon, int64_t x, int64_t scale,
+                                   int64_t bias, int64_t y, int64_t mean,
+                                   int64_t inv_variance)
+{
+    int64_t in[3] = {x, scale, bias};
+    int64_t out[3] = {y, mean, inv_variance};
+    graph_node_t *n;
+    cdnn_status_t st = add_node(graph, CDNN_OP_LAYERNORM, name, in, 3, out, 3, &n);
+    if (st == CDNN_STATUS_SUCCESS)
+        n->attr.epsilon = epsilon;
+    return st;
+}
+
+cdnn_status_t cdnn_graph_rmsnorm(cdnn_graph_t *graph, const char *name,
+                                 double epsilon, int64_t x, int64_t scale,
+                                 int64_t bias, int64_t y, int64_t inv_rms)
+{
+    int64_t in[3] = {x, scale, bias};
+    int64_t out[2] = {y, inv_rms};
+    graph_node_t *n;
+    cdnn_status_t st = add_node(graph, CDNN_OP_RMSNORM, name, in, 3, out, 2, &n);
+    if (st == CDNN_STATUS_SUCCESS)
+        n->attr.epsilon = epsilon;
+    return st;
+}
+
+cdnn_status_t cdnn_graph_sdpa_fwd(cdnn_graph_t *graph, const char *name,
+                                  const cdnn_sdpa_attr_t *attr, int64_t q,
+                                  int64_t k, int64_t v, int64_t o)
+{
+    CDNN_CHECK_ARG(attr);
+    int64_t in[3] = {q, k, v};
+    graph_node_t *n;
+    cdnn_status_t st = add_node(graph, CDNN_OP_SDPA_FWD, name, in, 3, &o, 1, &n);
+    if (st == CDNN_STATUS_SUCCESS)
+        n->attr.sdpa = *attr;
+    return st;
+}

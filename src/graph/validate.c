@@ -1,0 +1,913 @@
+/*
+ * validate.c -- checking a graph and deriving the view providers see.
+ *
+ * Validation runs in stages, each of which can trust the ones before it:
+ * ports resolve to declared tensors; each tensor has at most one writer;
+ * every tensor is used and virtual ones are both written and read; the
+ * nodes have a topological order (no cycle) and form one connected graph;
+ * then, node by node in that order, attributes, types and shapes are
+ * checked and omitted output shapes inferred.  Every message names the node
+ * or tensor at fault.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "graph/graph.h"
+
+/* Scratch state of one validation. */
+typedef struct validation {
+    cdnn_graph_t *g;
+    cdnn_tensor_view_t *tv; /* by declaration index */
+    int32_t *producer;      /* node index writing each tensor, or -1 */
+    int32_t *readers;       /* number of node ports reading each tensor */
+    int32_t *order;         /* node indices, topological */
+    int32_t (*in)[CDNN_NODE_MAX_INPUTS];   /* resolved ports per node */
+    int32_t (*out)[CDNN_NODE_MAX_OUTPUTS];
+} validation_t;
+
+/* ---- ports ------------------------------------------------------------ */
+
+typedef struct port_spec {
+    int in_required, in_max, out_required, out_max;
+    const char *in_names[CDNN_NODE_MAX_INPUTS];
+    const char *out_names[CDNN_NODE_MAX_OUTPUTS];
+} port_spec_t;
+
+static const port_spec_t port_specs[CDNN_OP_COUNT] = {
+    [CDNN_OP_CONV_FWD] = {2, 2, 1, 1, {"x", "w"}, {"y"}},
+    [CDNN_OP_CONV_BWD_DATA] = {2, 2, 1, 1, {"dy", "w"}, {"dx"}},
+    [CDNN_OP_CONV_BWD_FILTER] = {2, 2, 1, 1, {"x", "dy"}, {"dw"}},
+    [CDNN_OP_MATMUL] = {2, 2, 1, 1, {"a", "b"}, {"c"}},
+    [CDNN_OP_POINTWISE] = {1, 3, 1, 1, {"a", "b", "c"}, {"y"}},
+    [CDNN_OP_REDUCTION] = {1, 1, 1, 1, {"x"}, {"y"}},
+    [CDNN_OP_BATCHNORM_INFERENCE] = {5, 5, 1, 1,
+        {"x", "scale", "bias", "mean", "variance"}, {"y"}},
+    [CDNN_OP_LAYERNORM] = {3, 3, 1, 3, {"x", "scale", "bias"},
+        {"y", "mean", "inv_variance"}},
+    [CDNN_OP_RMSNORM] = {2, 3, 1, 2, {"x", "scale", "bias"}, {"y", "inv_rms"}},
+    [CDNN_OP_SDPA_FWD] = {3, 3, 1, 1, {"q", "k", "v"}, {"o"}},
+};
+
+const char *graph_input_name(cdnn_op_t op, int port)
+{
+    if ((unsigned)op >= CDNN_OP_COUNT || port < 0 || port >= CDNN_NODE_MAX_INPUTS)
+        return "?";
+    const char *n = port_specs[op].in_names[port];
+    return n ? n : "?";
+}
+
+const char *graph_output_name(cdnn_op_t op, int port)
+{
+    if ((unsigned)op >= CDNN_OP_COUNT || port < 0 || port >= CDNN_NODE_MAX_OUTPUTS)
+        return "?";
+    const char *n = port_specs[op].out_names[port];
+    return n ? n : "?";
+}
+
+static cdnn_status_t node_fail(const graph_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static cdnn_status_t node_fail(const graph_node_t *n, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return cdnn_fail(CDNN_STATUS_INVALID_GRAPH, "node '%s' (%s): %s", n->name,
+                     cdnn_op_name(n->op), what);
+}
+
+static cdnn_status_t resolve_port(validation_t *v, const graph_node_t *n,
+                                  int64_t uid, int required, const char *port,
+                                  int32_t *index)
+{
+    *index = -1;
+    if (uid == CDNN_UID_NONE) {
+        if (required)
+            return node_fail(n, "'%s' is required but no tensor was given", port);
+        return CDNN_STATUS_SUCCESS;
+    }
+    *index = graph_find_tensor(v->g, uid);
+    if (*index < 0)
+        return node_fail(n, "'%s' refers to uid %lld, but no tensor has that uid "
+                            "(missing tensor)",
+                         port, (long long)uid);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t resolve_node_ports(validation_t *v, int32_t ni)
+{
+    const graph_node_t *n = &v->g->nodes[ni];
+    if ((unsigned)n->op >= CDNN_OP_COUNT)
+        return node_fail(n, "unknown op %d", (int)n->op);
+    port_spec_t spec = port_specs[n->op];
+    if (n->op == CDNN_OP_POINTWISE) {
+        int arity = cdnn_pointwise_arity(n->attr.pointwise.mode);
+        if (arity == 0)
+            return node_fail(n, "pointwise mode %d is not a cdnn_pointwise_mode_t "
+                                "(bad attribute)",
+                             (int)n->attr.pointwise.mode);
+        spec.in_required = spec.in_max = arity;
+    }
+    for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++) {
+        if (p >= spec.in_max && n->inputs[p] != CDNN_UID_NONE)
+            return node_fail(n, "input %d (uid %lld) is one more than the op takes",
+                             p, (long long)n->inputs[p]);
+        cdnn_status_t st = resolve_port(v, n, n->inputs[p], p < spec.in_required,
+                                        graph_input_name(n->op, p), &v->in[ni][p]);
+        if (st != CDNN_STATUS_SUCCESS)
+            return st;
+    }
+    for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++) {
+        cdnn_status_t st = resolve_port(v, n, n->outputs[p], p < spec.out_required,
+                                        graph_output_name(n->op, p), &v->out[ni][p]);
+        if (st != CDNN_STATUS_SUCCESS)
+            return st;
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* ---- structure: writers, use, order, connectivity ---------------------- */
+
+static cdnn_status_t count_uses(validation_t *v)
+{
+    cdnn_graph_t *g = v->g;
+    for (int32_t ni = 0; ni < g->node_count; ni++) {
+        for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++)
+            if (v->in[ni][p] >= 0)
+                v->readers[v->in[ni][p]]++;
+        for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++) {
+            int32_t ti = v->out[ni][p];
+            if (ti < 0)
+                continue;
+            if (v->producer[ti] >= 0)
+                return cdnn_fail(CDNN_STATUS_INVALID_GRAPH,
+                                 "tensor '%s' (uid %lld) is written by both node "
+                                 "'%s' and node '%s'; a tensor has one writer",
+                                 g->tensors[ti].name, (long long)g->tensors[ti].uid,
+                                 g->nodes[v->producer[ti]].name, g->nodes[ni].name);
+            v->producer[ti] = ni;
+        }
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t check_tensor_use(const validation_t *v, int32_t ti)
+{
+    const graph_tensor_t *t = &v->g->tensors[ti];
+    const char *why = NULL;
+    if (v->producer[ti] < 0 && v->readers[ti] == 0)
+        why = "is used by no node (a disconnected tensor)";
+    else if (t->is_virtual && v->producer[ti] < 0)
+        why = "is virtual but no node writes it; graph inputs must not be virtual";
+    else if (t->is_virtual && v->readers[ti] == 0)
+        why = "is virtual but no node reads it; graph outputs must not be virtual";
+    else if (t->is_scalar && v->producer[ti] >= 0)
+        why = "is a pass-by-value scalar but a node writes it";
+    else if (t->rank == 0 && v->producer[ti] < 0)
+        why = "has no shape; only outputs of a node may omit their shape";
+    if (!why)
+        return CDNN_STATUS_SUCCESS;
+    return cdnn_fail(CDNN_STATUS_INVALID_GRAPH, "tensor '%s' (uid %lld) %s",
+                     t->name, (long long)t->uid, why);
+}
+
+/* Kahn's algorithm; ties go to the node declared first, so that the order
+ * (and the content key built on it) does not depend on uid values. */
+static cdnn_status_t topological_order(validation_t *v)
+{
+    cdnn_graph_t *g = v->g;
+    int32_t *pending = calloc((size_t)g->node_count, sizeof *pending);
+    char *done = calloc((size_t)g->node_count, 1);
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    if (!pending || !done) {
+        st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory ordering nodes");
+        goto out;
+    }
+    for (int32_t ni = 0; ni < g->node_count; ni++)
+        for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++)
+            if (v->in[ni][p] >= 0 && v->producer[v->in[ni][p]] >= 0)
+                pending[ni]++;
+    for (int32_t placed = 0; placed < g->node_count; placed++) {
+        int32_t next = -1;
+        for (int32_t ni = 0; ni < g->node_count && next < 0; ni++)
+            if (!done[ni] && pending[ni] == 0)
+                next = ni;
+        if (next < 0) {
+            for (int32_t ni = 0; ni < g->node_count; ni++)
+                if (!done[ni]) {
+                    st = node_fail(&g->nodes[ni],
+                                   "is part of a cycle: it reads, directly or "
+                                   "not, a tensor that it writes");
+                    break;
+                }
+            goto out;
+        }
+        done[next] = 1;
+        v->order[placed] = next;
+        for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++) {
+            int32_t ti = v->out[next][p];
+            for (int32_t ni = 0; ti >= 0 && ni < g->node_count; ni++)
+                for (int q = 0; q < CDNN_NODE_MAX_INPUTS; q++)
+                    if (v->in[ni][q] == ti)
+                        pending[ni]--;
+        }
+    }
+out:
+    free(pending);
+    free(done);
+    return st;
+}
+
+static int32_t find_root(int32_t *parent, int32_t i)
+{
+    while (parent[i] != i)
+        i = parent[i] = parent[parent[i]];
+    return i;
+}
+
+/* Nodes are connected when they share a tensor; one component is required. */
+static cdnn_status_t check_connected(validation_t *v)
+{
+    cdnn_graph_t *g = v->g;
+    int32_t *parent = malloc((size_t)g->node_count * sizeof *parent);
+    int32_t *owner = malloc((size_t)g->tensor_count * sizeof *owner);
+    if (!parent || !owner) {
+        free(parent);
+        free(owner);
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    }
+    for (int32_t i = 0; i < g->node_count; i++)
+        parent[i] = i;
+    for (int32_t i = 0; i < g->tensor_count; i++)
+        owner[i] = -1;
+    for (int32_t ni = 0; ni < g->node_count; ni++) {
+        int32_t ports[CDNN_NODE_MAX_INPUTS + CDNN_NODE_MAX_OUTPUTS];
+        memcpy(ports, v->in[ni], sizeof v->in[ni]);
+        memcpy(ports + CDNN_NODE_MAX_INPUTS, v->out[ni], sizeof v->out[ni]);
+        for (int p = 0; p < CDNN_NODE_MAX_INPUTS + CDNN_NODE_MAX_OUTPUTS; p++) {
+            int32_t ti = ports[p];
+            if (ti < 0)
+                continue;
+            if (owner[ti] < 0)
+                owner[ti] = ni;
+            else
+                parent[find_root(parent, ni)] = find_root(parent, owner[ti]);
+        }
+    }
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    int32_t first = find_root(parent, 0);
+    for (int32_t ni = 1; ni < g->node_count; ni++)
+        if (find_root(parent, ni) != first) {
+            st = node_fail(&g->nodes[ni],
+                           "is disconnected: it shares no tensor, directly or "
+                           "through other nodes, with node '%s'",
+                           g->nodes[0].name);
+            break;
+        }
+    free(parent);
+    free(owner);
+    return st;
+}
+
+/* ---- tensors ---------------------------------------------------------- */
+
+static void packed_strides(int32_t rank, const int64_t *dims, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= dims[d];
+    }
+}
+
+static void fill_tensor_view(validation_t *v, int32_t ti)
+{
+    const graph_tensor_t *t = &v->g->tensors[ti];
+    cdnn_tensor_view_t *tv = &v->tv[ti];
+    memset(tv, 0, sizeof *tv);
+    tv->uid = t->uid;
+    tv->name = t->name;
+    tv->type = t->type != CDNN_DATA_TYPE_UNSET ? t->type
+               : t->is_virtual               ? v->g->intermediate_type
+                                             : v->g->io_type;
+    tv->rank = t->rank;
+    memcpy(tv->dims, t->dims, sizeof tv->dims);
+    memcpy(tv->strides, t->strides, sizeof tv->strides);
+    tv->alignment = t->alignment;
+    tv->is_virtual = t->is_virtual;
+    tv->is_scalar = t->is_scalar;
+    tv->scalar_value = t->scalar_value;
+    if (t->is_virtual && t->rank) /* intermediates are laid out by the engine */
+        packed_strides(t->rank, t->dims, tv->strides);
+}
+
+static void format_dims(char *buf, size_t cap, int32_t rank, const int64_t *dims)
+{
+    size_t used = (size_t)snprintf(buf, cap, "[");
+    for (int32_t d = 0; d < rank && used < cap; d++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%lld", d ? ", " : "",
+                                 (long long)dims[d]);
+    if (used < cap)
+        snprintf(buf + used, cap - used, "]");
+}
+
+/* Everything below is per node, in topological order. */
+typedef struct node_check {
+    validation_t *v;
+    const graph_node_t *n;
+    const int32_t *in, *out;
+} node_check_t;
+
+static cdnn_tensor_view_t *in_view(const node_check_t *c, int port)
+{
+    return c->in[port] >= 0 ? &c->v->tv[c->in[port]] : NULL;
+}
+
+static cdnn_tensor_view_t *out_view(const node_check_t *c, int port)
+{
+    return c->out[port] >= 0 ? &c->v->tv[c->out[port]] : NULL;
+}
+
+static cdnn_status_t port_fail(const node_check_t *c, int is_input, int port,
+                               const char *what)
+{
+    const cdnn_tensor_view_t *t = is_input ? in_view(c, port) : out_view(c, port);
+    char dims[160];
+    format_dims(dims, sizeof dims, t->rank, t->dims);
+    return node_fail(c->n, "%s '%s' (tensor '%s', uid %lld, %s %s) %s",
+                     is_input ? "input" : "output",
+                     is_input ? graph_input_name(c->n->op, port)
+                              : graph_output_name(c->n->op, port),
+                     t->name, (long long)t->uid, cdnn_data_type_name(t->type),
+                     dims, what);
+}
+
+/* Infer an omitted output shape, or check a declared one (shape mismatch). */
+static cdnn_status_t expect_output(const node_check_t *c, int port, int32_t rank,
+                                   const int64_t *dims)
+{
+    cdnn_tensor_view_t *t = out_view(c, port);
+    if (!t)
+        return CDNN_STATUS_SUCCESS;
+    if (t->rank == 0) {
+        t->rank = rank;
+        memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
+        packed_strides(rank, dims, t->strides);
+        return CDNN_STATUS_SUCCESS;
+    }
+    int same = t->rank == rank;
+    for (int32_t d = 0; same && d < rank; d++)
+        same = t->dims[d] == dims[d];
+    if (same)
+        return CDNN_STATUS_SUCCESS;
+    char want[160], msg[256];
+    format_dims(want, sizeof want, rank, dims);
+    snprintf(msg, sizeof msg, "does not have the shape the op makes, %s (shape mismatch)",
+             want);
+    return port_fail(c, 0, port, msg);
+}
+
+static cdnn_status_t expect_rank(const node_check_t *c, int port, int32_t rank)
+{
+    const cdnn_tensor_view_t *t = in_view(c, port);
+    if (!t || t->rank == rank)
+        return CDNN_STATUS_SUCCESS;
+    char msg[96];
+    snprintf(msg, sizeof msg, "must have rank %d (shape mismatch)", rank);
+    return port_fail(c, 1, port, msg);
+}
+
+static cdnn_status_t expect_float(const node_check_t *c)
+{
+    for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++) {
+        const cdnn_tensor_view_t *t = in_view(c, p);
+        if (t && !(t->type == CDNN_DATA_TYPE_F32 || t->type == CDNN_DATA_TYPE_F16 ||
+                   t->type == CDNN_DATA_TYPE_BF16 || t->type == CDNN_DATA_TYPE_F64))
+            return port_fail(c, 1, p, "must have a floating-point type (type mismatch)");
+    }
+    for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++) {
+        const cdnn_tensor_view_t *t = out_view(c, p);
+        if (t && !(t->type == CDNN_DATA_TYPE_F32 || t->type == CDNN_DATA_TYPE_F16 ||
+                   t->type == CDNN_DATA_TYPE_BF16 || t->type == CDNN_DATA_TYPE_F64))
+            return port_fail(c, 0, p, "must have a floating-point type (type mismatch)");
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Conv, matmul and attention read their operands as one type. */
+static cdnn_status_t expect_same_input_types(const node_check_t *c, int count)
+{
+    for (int p = 1; p < count; p++)
+        if (in_view(c, p)->type != in_view(c, 0)->type) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "has a type other than input '%s' (%s); the inputs must "
+                     "have one type (type mismatch)",
+                     graph_input_name(c->n->op, 0),
+                     cdnn_data_type_name(in_view(c, 0)->type));
+            return port_fail(c, 1, p, msg);
+        }
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* ---- convolution ------------------------------------------------------ */
+
+static cdnn_status_t check_conv_attr(const node_check_t *c)
+{
+    const cdnn_conv_attr_t *a = &c->n->attr.conv;
+    if (a->spatial_dims < 1 || a->spatial_dims > 3)
+        return node_fail(c->n, "spatial_dims is %d; it must be 1, 2 or 3 (bad attribute)",
+                         a->spatial_dims);
+    for (int i = 0; i < a->spatial_dims; i++)
+        if (a->stride[i] < 1 || a->dilation[i] < 1 || a->pre_padding[i] < 0 ||
+            a->post_padding[i] < 0)
+            return node_fail(c->n,
+                             "spatial dim %d has stride %lld, dilation %lld, padding "
+                             "%lld/%lld; stride and dilation must be >= 1 and "
+                             "padding >= 0 (bad attribute)",
+                             i, (long long)a->stride[i], (long long)a->dilation[i],
+                             (long long)a->pre_padding[i], (long long)a->post_padding[i]);
+    if (a->groups < 1)
+        return node_fail(c->n, "groups is %lld; it must be >= 1 (bad attribute)",
+                         (long long)a->groups);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static int64_t conv_out_size(const cdnn_conv_attr_t *a, int i, int64_t in, int64_t f)
+{
+    int64_t span = in + a->pre_padding[i] + a->post_padding[i] - a->dilation[i] * (f - 1) - 1;
+    return span < 0 ? 0 : span / a->stride[i] + 1;
+}
+
+/* Shared by the three convolutions: x [N, C, s...], w [K, C/g, f...],
+ * y [N, K, o...].  Missing ones (NULL) are derived from the others. */
+typedef struct conv_shapes {
+    const int64_t *x, *w, *y;
+    int64_t made[CDNN_MAX_RANK];
+} conv_shapes_t;
+
+static cdnn_status_t check_groups(const node_check_t *c, int64_t channels,
+                                  int64_t filters, int64_t filter_channels)
+{
+    int64_t g = c->n->attr.conv.groups;
+    if (channels % g || filters % g)
+        return node_fail(c->n, "groups %lld must divide both the %lld input channels "
+                               "and the %lld filters (bad attribute)",
+                         (long long)g, (long long)channels, (long long)filters);
+    if (filter_channels * g != channels)
+        return node_fail(c->n, "the filter has %lld channels per group but the "
+                               "data has %lld channels in %lld groups (shape mismatch)",
+                         (long long)filter_channels, (long long)channels, (long long)g);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t check_conv_fwd(const node_check_t *c)
+{
+    const cdnn_conv_attr_t *a = &c->n->attr.conv;
+    int32_t rank = a->spatial_dims + 2;
+    cdnn_status_t st;
+    if ((st = expect_rank(c, 0, rank)) || (st = expect_rank(c, 1, rank)))
+        return st;
+    const int64_t *x = in_view(c, 0)->dims, *w = in_view(c, 1)->dims;
+    if ((st = check_groups(c, x[1], w[0], w[1])))
+        return st;
+    int64_t y[CDNN_MAX_RANK] = {x[0], w[0]};
+    for (int i = 0; i < a->spatial_dims; i++) {
+        y[2 + i] = conv_out_size(a, i, x[2 + i], w[2 + i]);
+        if (y[2 + i] < 1)
+            return node_fail(c->n, "spatial dim %d: the dilated filter (%lld) is larger "
+                                   "than the padded input (%lld) (shape mismatch)",
+                             i, (long long)(a->dilation[i] * (w[2 + i] - 1) + 1),
+                             (long long)(x[2 + i] + a->pre_padding[i] + a->post_padding[i]));
+    }
+    return expect_output(c, 0, rank, y);
+}
+
+static cdnn_status_t check_conv_bwd_data(const node_check_t *c)
+{
+    const cdnn_conv_attr_t *a = &c->n->attr.conv;
+    int32_t rank = a->spatial_dims + 2;
+    cdnn_status_t st;
+    if ((st = expect_rank(c, 0, rank)) || (st = expect_rank(c, 1, rank)))
+        return st;
+    const int64_t *dy = in_view(c, 0)->dims, *w = in_view(c, 1)->dims;
+    if (dy[1] != w[0])
+        return port_fail(c, 1, 1, "has a filter count other than dy's channels (shape mismatch)");
+    int64_t dx[CDNN_MAX_RANK] = {dy[0], w[1] * a->groups};
+    const cdnn_tensor_view_t *declared = out_view(c, 0);
+    for (int i = 0; i < a->spatial_dims; i++) {
+        int64_t least = (dy[2 + i] - 1) * a->stride[i] - a->pre_padding[i] -
+                        a->post_padding[i] + a->dilation[i] * (w[2 + i] - 1) + 1;
+        /* A strided conv maps several input sizes to one output size; a
+         * declared dx picks one of them. */
+        int64_t given = declared->rank == rank ? declared->dims[2 + i] : least;
+        dx[2 + i] = conv_out_size(a, i, given, w[2 + i]) == dy[2 + i] ? given : least;
+        if (dx[2 + i] < 1)
+            return node_fail(c->n, "spatial dim %d: no input size gives dy's %lld "
+                                   "(shape mismatch)",
+                             i, (long long)dy[2 + i]);
+    }
+    if ((st = check_groups(c, dx[1], w[0], w[1])))
+        return st;
+    return expect_output(c, 0, rank, dx);
+}
+
+static cdnn_status_t check_conv_bwd_filter(const node_check_t *c)
+{
+    const cdnn_conv_attr_t *a = &c->n->attr.conv;
+    int32_t rank = a->spatial_dims + 2;
+    cdnn_status_t st;
+    if ((st = expect_rank(c, 0, rank)) || (st = expect_rank(c, 1, rank)))
+        return st;
+    const int64_t *x = in_view(c, 0)->dims, *dy = in_view(c, 1)->dims;
+    if (x[0] != dy[0])
+        return port_fail(c, 1, 1, "has a batch other than x's (shape mismatch)");
+    int64_t g = a->groups;
+    if (x[1] % g)
+        return node_fail(c->n, "groups %lld must divide the %lld input channels (bad attribute)",
+                         (long long)g, (long long)x[1]);
+    int64_t dw[CDNN_MAX_RANK] = {dy[1], x[1] / g};
+    const cdnn_tensor_view_t *declared = out_view(c, 0);
+    for (int i = 0; i < a->spatial_dims; i++) {
+        int64_t span = x[2 + i] + a->pre_padding[i] + a->post_padding[i] -
+                       (dy[2 + i] - 1) * a->stride[i] - 1;
+        int64_t f = span < 0 ? 0 : span / a->dilation[i] + 1;
+        if (declared->rank == rank)
+            f = declared->dims[2 + i];
+        if (f < 1 || conv_out_size(a, i, x[2 + i], f) != dy[2 + i])
+            return node_fail(c->n, "spatial dim %d: no filter size maps x's %lld to "
+                                   "dy's %lld (shape mismatch)",
+                             i, (long long)x[2 + i], (long long)dy[2 + i]);
+        dw[2 + i] = f;
+    }
+    if ((st = check_groups(c, x[1], dy[1], dw[1])))
+        return st;
+    return expect_output(c, 0, rank, dw);
+}
+
+/* ---- matmul, pointwise, reduction -------------------------------------- */
+
+static cdnn_status_t check_matmul(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *a = in_view(c, 0), *b = in_view(c, 1);
+    if (a->rank < 2)
+        return port_fail(c, 1, 0, "must have rank >= 2 (shape mismatch)");
+    cdnn_status_t st = expect_rank(c, 1, a->rank);
+    if (st)
+        return st;
+    int32_t r = a->rank;
+    if (a->dims[r - 1] != b->dims[r - 2])
+        return port_fail(c, 1, 1, "has K (dim -2) other than a's K (dim -1) (shape mismatch)");
+    int64_t out[CDNN_MAX_RANK];
+    for (int32_t d = 0; d < r - 2; d++) {
+        if (a->dims[d] != b->dims[d] && a->dims[d] != 1 && b->dims[d] != 1)
+            return port_fail(c, 1, 1, "has a batch dim that neither equals a's nor is 1 "
+                                      "(shape mismatch)");
+        out[d] = a->dims[d] > b->dims[d] ? a->dims[d] : b->dims[d];
+    }
+    out[r - 2] = a->dims[r - 2];
+    out[r - 1] = b->dims[r - 1];
+    return expect_output(c, 0, r, out);
+}
+
+static cdnn_status_t check_pointwise_attr(const node_check_t *c)
+{
+    const cdnn_pointwise_attr_t *a = &c->n->attr.pointwise;
+    if (!(a->relu_lower_clip <= a->relu_upper_clip) || isnan(a->relu_lower_clip_slope))
+        return node_fail(c->n, "relu clips [%g, %g] slope %g are not a range (bad attribute)",
+                         a->relu_lower_clip, a->relu_upper_clip, a->relu_lower_clip_slope);
+    if (!isfinite(a->elu_alpha) || !isfinite(a->softplus_beta) ||
+        !isfinite(a->swish_beta) || a->softplus_beta == 0)
+        return node_fail(c->n, "elu_alpha %g, softplus_beta %g and swish_beta %g must be "
+                               "finite, softplus_beta nonzero (bad attribute)",
+                         a->elu_alpha, a->softplus_beta, a->swish_beta);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t check_pointwise(const node_check_t *c)
+{
+    cdnn_status_t st = check_pointwise_attr(c);
+    if (st)
+        return st;
+    int32_t arity = cdnn_pointwise_arity(c->n->attr.pointwise.mode);
+    const cdnn_tensor_view_t *y = out_view(c, 0);
+    int32_t rank = y->rank ? y->rank : in_view(c, 0)->rank;
+    int64_t out[CDNN_MAX_RANK];
+    for (int32_t d = 0; d < rank; d++)
+        out[d] = y->rank ? y->dims[d] : 1;
+    for (int p = 0; p < arity; p++) {
+        const cdnn_tensor_view_t *t = in_view(c, p);
+        if ((st = expect_rank(c, p, rank)))
+            return st;
+        for (int32_t d = 0; d < rank; d++) {
+            if (y->rank == 0 && out[d] == 1)
+                out[d] = t->dims[d];
+            if (t->dims[d] != out[d] && t->dims[d] != 1)
+                return port_fail(c, 1, p, "does not broadcast to the output: each dim "
+                                          "must equal the output's or be 1 (shape mismatch)");
+        }
+    }
+    return expect_output(c, 0, rank, out);
+}
+
+static cdnn_status_t check_reduction(const node_check_t *c)
+{
+    if ((unsigned)c->n->attr.reduction >= CDNN_REDUCE_MODE_COUNT)
+        return node_fail(c->n, "reduction mode %d is not a cdnn_reduction_mode_t "
+                               "(bad attribute)",
+                         (int)c->n->attr.reduction);
+    const cdnn_tensor_view_t *x = in_view(c, 0), *y = out_view(c, 0);
+    int64_t out[CDNN_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++) {
+        out[d] = y->rank == x->rank ? y->dims[d] : 1;
+        if (out[d] != x->dims[d] && out[d] != 1)
+            return port_fail(c, 0, 0, "must have, in each dim, x's size or 1 "
+                                      "(shape mismatch)");
+    }
+    return expect_output(c, 0, x->rank, out);
+}
+
+/* ---- normalisation and attention -------------------------------------- */
+
+static cdnn_status_t check_epsilon(const node_check_t *c)
+{
+    double eps = c->n->attr.epsilon;
+    if (!isfinite(eps) || eps < 0)
+        return node_fail(c->n, "epsilon %g must be finite and >= 0 (bad attribute)", eps);
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Each input port in [first, last] must have exactly dims `want`. */
+static cdnn_status_t expect_dims(const node_check_t *c, int port, int32_t rank,
+                                 const int64_t *want, const char *what)
+{
+    const cdnn_tensor_view_t *t = in_view(c, port);
+    if (!t)
+        return CDNN_STATUS_SUCCESS;
+    int same = t->rank == rank;
+    for (int32_t d = 0; same && d < rank; d++)
+        same = t->dims[d] == want[d];
+    if (same)
+        return CDNN_STATUS_SUCCESS;
+    char dims[160], msg[256];
+    format_dims(dims, sizeof dims, rank, want);
+    snprintf(msg, sizeof msg, "must have dims %s, %s (shape mismatch)", dims, what);
+    return port_fail(c, 1, port, msg);
+}
+
+static cdnn_status_t check_batchnorm(const node_check_t *c)
+{
+    cdnn_status_t st = check_epsilon(c);
+    if (st)
+        return st;
+    const cdnn_tensor_view_t *x = in_view(c, 0);
+    if (x->rank < 2)
+        return port_fail(c, 1, 0, "must have rank >= 2, [N, C, ...] (shape mismatch)");
+    int64_t param[CDNN_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++)
+        param[d] = d == 1 ? x->dims[1] : 1;
+    for (int p = 1; p < 5; p++)
+        if ((st = expect_dims(c, p, x->rank, param, "one value per channel")))
+            return st;
+    return expect_output(c, 0, x->rank, x->dims);
+}
+
+/* Layer-norm and RMS-norm: scale picks the normalised dims. */
+static cdnn_status_t check_norm(const node_check_t *c)
+{
+    cdnn_status_t st = check_epsilon(c);
+    if (st)
+        return st;
+    const cdnn_tensor_view_t *x = in_view(c, 0), *scale = in_view(c, 1);
+    if ((st = expect_rank(c, 1, x->rank)))
+        return st;
+    int64_t stats[CDNN_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++) {
+        if (scale->dims[d] != x->dims[d] && scale->dims[d] != 1)
+            return port_fail(c, 1, 1, "must have, in each dim, x's size (normalised) "
+                                      "or 1 (shape mismatch)");
+        stats[d] = scale->dims[d] == 1 ? x->dims[d] : 1;
+    }
+    if ((st = expect_dims(c, 2, x->rank, scale->dims, "the dims of scale")))
+        return st;
+    if ((st = expect_output(c, 0, x->rank, x->dims)))
+        return st;
+    for (int p = 1; p < CDNN_NODE_MAX_OUTPUTS; p++)
+        if ((st = expect_output(c, p, x->rank, stats)))
+            return st;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t check_sdpa(const node_check_t *c)
+{
+    const cdnn_sdpa_attr_t *a = &c->n->attr.sdpa;
+    if (!isfinite(a->scale) || a->scale < 0)
+        return node_fail(c->n, "scale %g must be finite and >= 0 (bad attribute)", a->scale);
+    cdnn_status_t st;
+    for (int p = 0; p < 3; p++)
+        if ((st = expect_rank(c, p, 4)))
+            return st;
+    const int64_t *q = in_view(c, 0)->dims, *k = in_view(c, 1)->dims,
+                  *v = in_view(c, 2)->dims;
+    int64_t kdims[4] = {q[0], q[1], k[2], q[3]};
+    int64_t vdims[4] = {q[0], q[1], k[2], v[3]};
+    if ((st = expect_dims(c, 1, 4, kdims, "q's batch, heads and head size")) ||
+        (st = expect_dims(c, 2, 4, vdims, "q's batch and heads, k's sequence")))
+        return st;
+    int64_t o[4] = {q[0], q[1], q[2], v[3]};
+    return expect_output(c, 0, 4, o);
+}
+
+typedef cdnn_status_t (*op_check_fn)(const node_check_t *c);
+
+static const struct {
+    op_check_fn check;
+    int float_only;
+    int same_input_types; /* how many leading inputs share one type */
+} op_rules[CDNN_OP_COUNT] = {
+    [CDNN_OP_CONV_FWD] = {check_conv_fwd, 1, 2},
+    [CDNN_OP_CONV_BWD_DATA] = {check_conv_bwd_data, 1, 2},
+    [CDNN_OP_CONV_BWD_FILTER] = {check_conv_bwd_filter, 1, 2},
+    [CDNN_OP_MATMUL] = {check_matmul, 1, 2},
+    [CDNN_OP_POINTWISE] = {check_pointwise, 0, 0},
+    [CDNN_OP_REDUCTION] = {check_reduction, 1, 0},
+    [CDNN_OP_BATCHNORM_INFERENCE] = {check_batchnorm, 1, 0},
+    [CDNN_OP_LAYERNORM] = {check_norm, 1, 0},
+    [CDNN_OP_RMSNORM] = {check_norm, 1, 0},
+    [CDNN_OP_SDPA_FWD] = {check_sdpa, 1, 3},
+};
+
+static cdnn_status_t check_node(validation_t *v, int32_t ni)
+{
+    node_check_t c = {v, &v->g->nodes[ni], v->in[ni], v->out[ni]};
+    cdnn_op_t op = c.n->op;
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    if (op == CDNN_OP_CONV_FWD || op == CDNN_OP_CONV_BWD_DATA ||
+        op == CDNN_OP_CONV_BWD_FILTER)
+        st = check_conv_attr(&c);
+    if (!st && op_rules[op].float_only)
+        st = expect_float(&c);
+    if (!st && op_rules[op].same_input_types)
+        st = expect_same_input_types(&c, op_rules[op].same_input_types);
+    if (!st)
+        st = op_rules[op].check(&c);
+    return st;
+}
+
+/* A written tensor must not have two elements at one address. */
+static cdnn_status_t check_written_layout(validation_t *v, int32_t ti)
+{
+    const cdnn_tensor_view_t *t = &v->tv[ti];
+    if (v->producer[ti] < 0 || t->is_virtual)
+        return CDNN_STATUS_SUCCESS;
+    int32_t order[CDNN_MAX_RANK];
+    int32_t n = 0;
+    for (int32_t d = 0; d < t->rank; d++)
+        if (t->dims[d] > 1)
+            order[n++] = d;
+    for (int32_t i = 1; i < n; i++) /* insertion sort by stride */
+        for (int32_t j = i; j > 0 && t->strides[order[j]] < t->strides[order[j - 1]]; j--) {
+            int32_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    int64_t span = 1;
+    for (int32_t i = 0; i < n; i++) {
+        if (t->strides[order[i]] < span)
+            return cdnn_fail(CDNN_STATUS_INVALID_GRAPH,
+                             "tensor '%s' (uid %lld) is written by node '%s' but its "
+                             "strides make elements overlap (dim %d has stride %lld)",
+                             t->name, (long long)t->uid, v->g->nodes[v->producer[ti]].name,
+                             order[i], (long long)t->strides[order[i]]);
+        span = t->strides[order[i]] * t->dims[order[i]];
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* ---- the whole ---------------------------------------------------------- */
+
+static cdnn_status_t check_structure(validation_t *v)
+{
+    cdnn_graph_t *g = v->g;
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    for (int32_t ni = 0; !st && ni < g->node_count; ni++)
+        st = resolve_node_ports(v, ni);
+    if (!st)
+        st = count_uses(v);
+    for (int32_t ti = 0; !st && ti < g->tensor_count; ti++)
+        st = check_tensor_use(v, ti);
+    if (!st)
+        st = topological_order(v);
+    if (!st)
+        st = check_connected(v);
+    return st;
+}
+
+static cdnn_status_t check_nodes(validation_t *v)
+{
+    cdnn_graph_t *g = v->g;
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    for (int32_t ti = 0; ti < g->tensor_count; ti++)
+        fill_tensor_view(v, ti);
+    for (int32_t i = 0; !st && i < g->node_count; i++)
+        st = check_node(v, v->order[i]);
+    for (int32_t ti = 0; !st && ti < g->tensor_count; ti++)
+        st = check_written_layout(v, ti);
+    return st;
+}
+
+/* Hand the derived arrays to the graph: node views in topological order. */
+static cdnn_status_t publish_view(validation_t *v)
+{
+    cdnn_graph_t *g = v->g;
+    cdnn_node_view_t *nv = calloc((size_t)g->node_count, sizeof *nv);
+    if (!nv)
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    for (int32_t i = 0; i < g->node_count; i++) {
+        int32_t ni = v->order[i];
+        nv[i].op = g->nodes[ni].op;
+        nv[i].name = g->nodes[ni].name;
+        memcpy(nv[i].inputs, v->in[ni], sizeof nv[i].inputs);
+        memcpy(nv[i].outputs, v->out[ni], sizeof nv[i].outputs);
+        nv[i].attr = g->nodes[ni].attr;
+    }
+    g->tensor_views = v->tv;
+    v->tv = NULL;
+    g->node_views = nv;
+    g->view.struct_size = sizeof g->view;
+    g->view.tensor_count = g->tensor_count;
+    g->view.tensors = g->tensor_views;
+    g->view.node_count = g->node_count;
+    g->view.nodes = nv;
+    g->view.compute_type = g->compute_type;
+    g->validated = 1;
+    return CDNN_STATUS_SUCCESS;
+}
+
+cdnn_status_t cdnn_graph_validate(cdnn_graph_t *graph)
+{
+    CDNN_CHECK_ARG(graph);
+    if (graph->validated)
+        return CDNN_STATUS_SUCCESS;
+    graph_invalidate(graph);
+    if (graph->node_count == 0)
+        return cdnn_fail(CDNN_STATUS_INVALID_GRAPH,
+                         "the graph has no operations; add at least one node");
+    size_t nt = (size_t)graph->tensor_count, nn = (size_t)graph->node_count;
+    validation_t v = {graph};
+    v.tv = calloc(nt, sizeof *v.tv);
+    v.producer = malloc(nt * sizeof *v.producer);
+    v.readers = calloc(nt, sizeof *v.readers);
+    v.order = calloc(nn, sizeof *v.order);
+    v.in = calloc(nn, sizeof *v.in);
+    v.out = calloc(nn, sizeof *v.out);
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    if ((nt && (!v.tv || !v.producer || !v.readers)) || !v.order || !v.in || !v.out)
+        st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory validating the graph");
+    for (size_t i = 0; !st && i < nt; i++)
+        v.producer[i] = -1;
+    if (!st)
+        st = check_structure(&v);
+    if (!st)
+        st = check_nodes(&v);
+    if (!st)
+        st = publish_view(&v);
+    free(v.tv);
+    free(v.producer);
+    free(v.readers);
+    free(v.order);
+    free(v.in);
+    free(v.out);
+    return st;
+}
+
+cdnn_status_t cdnn_graph_tensor_shape(const cdnn_graph_t *graph, int64_t uid,
+                                      cdnn_data_type_t *type, int32_t *rank,
+                                      int64_t *dims, int64_t *strides)
+{
+    CDNN_CHECK_ARG(graph);
+    if (!graph->validated)
+        return cdnn_fail(CDNN_STATUS_BAD_STATE,
+                         "the graph is not validated; call cdnn_graph_validate first");
+    int32_t i = graph_find_tensor(graph, uid);
+    if (i < 0)
+        return cdnn_fail(CDNN_STATUS_NOT_FOUND, "no tensor has uid %lld", (long long)uid);
+    const cdnn_tensor_view_t *t = &graph->tensor_views[i];
+    if (type)
+        *type = t->type;
+    if (rank)
+        *rank = t->rank;
+    for (int32_t d = 0; d < t->rank; d++) {
+        if (dims)
+            dims[d] = t->dims[d];
+        if (strides)
+            strides[d] = t->strides[d];
+    }
+    return CDNN_STATUS_SUCCESS;
+}

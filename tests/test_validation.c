@@ -1,0 +1,385 @@
+/*
+ * test_validation.c -- every kind of invalid graph fails validation with a
+ * message naming the node or tensor at fault; valid graphs get their output
+ * shapes inferred; the content key sees what runs and nothing else.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <cdnn/cdnn.h>
+
+#define OK(call) assert_int_equal((call), CDNN_STATUS_SUCCESS)
+#define NONE CDNN_UID_NONE
+
+static cdnn_graph_t *new_graph(void)
+{
+    cdnn_graph_t *g = NULL;
+    OK(cdnn_graph_create(&g));
+    return g;
+}
+
+static void tensor(cdnn_graph_t *g, int64_t uid, const char *name, int32_t rank,
+                   const int64_t *dims)
+{
+    OK(cdnn_graph_tensor(g, uid, name, CDNN_DATA_TYPE_F32, rank, dims, NULL));
+}
+
+static void pointwise(cdnn_graph_t *g, const char *name, cdnn_pointwise_mode_t mode,
+                      int64_t a, int64_t b, int64_t y)
+{
+    cdnn_pointwise_attr_t attr;
+    cdnn_pointwise_attr_init(&attr, mode);
+    OK(cdnn_graph_pointwise(g, name, &attr, a, b, NONE, y));
+}
+
+/* Validation fails with INVALID_GRAPH and a message holding every word. */
+static void expect_invalid(cdnn_graph_t *g, const char *word1, const char *word2)
+{
+    assert_int_equal(cdnn_graph_validate(g), CDNN_STATUS_INVALID_GRAPH);
+    const char *msg = cdnn_last_error();
+    if (!strstr(msg, word1) || (word2 && !strstr(msg, word2)))
+        fail_msg("message \"%s\" lacks \"%s\" or \"%s\"", msg, word1,
+                 word2 ? word2 : "");
+    cdnn_graph_destroy(g);
+}
+
+static const int64_t d44[] = {4, 4};
+
+static void test_duplicate_uid(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "first", 2, d44);
+    assert_int_equal(cdnn_graph_tensor(g, 1, "second", CDNN_DATA_TYPE_F32, 2, d44, NULL),
+                     CDNN_STATUS_INVALID_GRAPH);
+    assert_non_null(strstr(cdnn_last_error(), "tensor 'second' (uid 1)"));
+    assert_non_null(strstr(cdnn_last_error(), "already used by tensor 'first'"));
+    cdnn_graph_destroy(g);
+}
+
+static void test_cycle(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 2, d44);
+    tensor(g, 2, "a", 2, d44);
+    tensor(g, 3, "b", 2, d44);
+    pointwise(g, "first_add", CDNN_PW_ADD, 1, 3, 2);  /* a = x + b */
+    pointwise(g, "second_add", CDNN_PW_ADD, 1, 2, 3); /* b = x + a */
+    expect_invalid(g, "node 'first_add'", "cycle");
+}
+
+static void test_disconnected_node(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 2, d44);
+    tensor(g, 2, "y", 2, d44);
+    tensor(g, 3, "p", 2, d44);
+    tensor(g, 4, "q", 2, d44);
+    pointwise(g, "main", CDNN_PW_EXP, 1, NONE, 2);
+    pointwise(g, "island", CDNN_PW_EXP, 3, NONE, 4);
+    expect_invalid(g, "node 'island'", "disconnected");
+}
+
+static void test_disconnected_tensor(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 2, d44);
+    tensor(g, 2, "y", 2, d44);
+    tensor(g, 3, "stray", 2, d44);
+    pointwise(g, "exp", CDNN_PW_EXP, 1, NONE, 2);
+    expect_invalid(g, "tensor 'stray' (uid 3)", "used by no node");
+}
+
+static void test_shape_mismatch(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    const int64_t a[] = {4, 8}, b[] = {7, 5};
+    tensor(g, 1, "a", 2, a);
+    tensor(g, 2, "b", 2, b);
+    tensor(g, 3, "c", 0, NULL);
+    OK(cdnn_graph_matmul(g, "mm", 1, 2, 3));
+    expect_invalid(g, "node 'mm' (matmul): input 'b' (tensor 'b'", "shape mismatch");
+}
+
+static void test_declared_output_shape_mismatch(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    const int64_t x[] = {1, 3, 8, 8}, w[] = {4, 3, 3, 3}, y[] = {1, 4, 8, 8};
+    cdnn_conv_attr_t conv;
+    cdnn_conv_attr_init(&conv, 2); /* no padding: y must be 6x6 */
+    tensor(g, 1, "x", 4, x);
+    tensor(g, 2, "w", 4, w);
+    tensor(g, 3, "y", 4, y);
+    OK(cdnn_graph_conv_fwd(g, "conv", &conv, 1, 2, 3));
+    expect_invalid(g, "output 'y' (tensor 'y'", "[1, 4, 6, 6]");
+}
+
+static void test_type_mismatch(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    const int64_t x[] = {1, 3, 8, 8}, w[] = {4, 3, 3, 3};
+    cdnn_conv_attr_t conv;
+    cdnn_conv_attr_init(&conv, 2);
+    tensor(g, 1, "x", 4, x);
+    OK(cdnn_graph_tensor(g, 2, "w", CDNN_DATA_TYPE_F16, 4, w, NULL));
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_conv_fwd(g, "conv", &conv, 1, 2, 3));
+    expect_invalid(g, "input 'w' (tensor 'w'", "type mismatch");
+}
+
+static void test_integer_type_rejected(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    OK(cdnn_graph_tensor(g, 1, "a", CDNN_DATA_TYPE_I32, 2, d44, NULL));
+    OK(cdnn_graph_tensor(g, 2, "b", CDNN_DATA_TYPE_I32, 2, d44, NULL));
+    tensor(g, 3, "c", 0, NULL);
+    OK(cdnn_graph_matmul(g, "mm", 1, 2, 3));
+    expect_invalid(g, "tensor 'a'", "floating-point type");
+}
+
+static void test_bad_attribute(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    const int64_t x[] = {1, 3, 8, 8}, w[] = {4, 3, 3, 3};
+    cdnn_conv_attr_t conv;
+    cdnn_conv_attr_init(&conv, 2);
+    conv.stride[1] = 0;
+    tensor(g, 1, "x", 4, x);
+    tensor(g, 2, "w", 4, w);
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_conv_fwd(g, "strided", &conv, 1, 2, 3));
+    expect_invalid(g, "node 'strided' (conv_fwd)", "bad attribute");
+}
+
+static void test_bad_groups(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    const int64_t x[] = {1, 6, 8, 8}, w[] = {4, 3, 3, 3};
+    cdnn_conv_attr_t conv;
+    cdnn_conv_attr_init(&conv, 2);
+    conv.groups = 4; /* does not divide 6 channels */
+    tensor(g, 1, "x", 4, x);
+    tensor(g, 2, "w", 4, w);
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_conv_fwd(g, "grouped", &conv, 1, 2, 3));
+    expect_invalid(g, "node 'grouped'", "groups 4");
+}
+
+static void test_missing_tensor(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 2, d44);
+    tensor(g, 2, "y", 2, d44);
+    pointwise(g, "add", CDNN_PW_ADD, 1, 42, 2);
+    expect_invalid(g, "node 'add' (pointwise): 'b' refers to uid 42", "missing tensor");
+}
+
+static void test_missing_required_port(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 2, d44);
+    tensor(g, 2, "y", 2, d44);
+    pointwise(g, "add", CDNN_PW_ADD, 1, NONE, 2);
+    expect_invalid(g, "node 'add'", "'b' is required");
+}
+
+static void test_two_writers(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 2, d44);
+    tensor(g, 2, "y", 2, d44);
+    pointwise(g, "exp", CDNN_PW_EXP, 1, NONE, 2);
+    pointwise(g, "log", CDNN_PW_LOG, 1, NONE, 2);
+    expect_invalid(g, "tensor 'y' (uid 2) is written by both", "'log'");
+}
+
+static void test_virtual_output(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 2, d44);
+    tensor(g, 2, "y", 2, d44);
+    OK(cdnn_graph_tensor_set_virtual(g, 2));
+    pointwise(g, "exp", CDNN_PW_EXP, 1, NONE, 2);
+    expect_invalid(g, "tensor 'y' (uid 2)", "graph outputs must not be virtual");
+}
+
+static void test_input_without_shape(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 0, NULL);
+    tensor(g, 2, "y", 0, NULL);
+    pointwise(g, "exp", CDNN_PW_EXP, 1, NONE, 2);
+    expect_invalid(g, "tensor 'x' (uid 1)", "has no shape");
+}
+
+static void test_overlapping_output(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    const int64_t strides[] = {1, 1};
+    tensor(g, 1, "x", 2, d44);
+    OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_F32, 2, d44, strides));
+    pointwise(g, "exp", CDNN_PW_EXP, 1, NONE, 2);
+    expect_invalid(g, "tensor 'y' (uid 2)", "overlap");
+}
+
+static void test_empty_graph(void **state)
+{
+    (void)state;
+    expect_invalid(new_graph(), "no operations", NULL);
+}
+
+static void expect_shape(cdnn_graph_t *g, int64_t uid, int32_t rank, const int64_t *dims)
+{
+    int32_t got_rank = 0;
+    int64_t got[CDNN_MAX_RANK];
+    OK(cdnn_graph_tensor_shape(g, uid, NULL, &got_rank, got, NULL));
+    assert_int_equal(got_rank, rank);
+    for (int32_t d = 0; d < rank; d++)
+        assert_int_equal(got[d], dims[d]);
+}
+
+static void test_inference_conv_chain(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    const int64_t x[] = {2, 4, 9, 11}, w[] = {6, 2, 3, 3}, bias[] = {1, 6, 1, 1};
+    cdnn_conv_attr_t conv;
+    cdnn_conv_attr_init(&conv, 2);
+    conv.groups = 2;
+    conv.stride[0] = 2;
+    conv.dilation[1] = 2;
+    conv.pre_padding[0] = conv.post_padding[0] = 1;
+    tensor(g, 1, "x", 4, x);
+    tensor(g, 2, "w", 4, w);
+    tensor(g, 3, "bias", 4, bias);
+    tensor(g, 4, "conv", 0, NULL);
+    tensor(g, 5, "y", 0, NULL);
+    OK(cdnn_graph_tensor_set_virtual(g, 4));
+    OK(cdnn_graph_conv_fwd(g, "conv", &conv, 1, 2, 4));
+    pointwise(g, "bias", CDNN_PW_ADD, 4, 3, 5);
+    OK(cdnn_graph_validate(g));
+    /* H: (9 + 2 - 3) / 2 + 1 = 5; W: 11 - 2 * 2 = 7 */
+    const int64_t y[] = {2, 6, 5, 7};
+    expect_shape(g, 5, 4, y);
+    cdnn_graph_destroy(g);
+}
+
+static void test_inference_matmul_broadcast(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    const int64_t a[] = {3, 1, 5, 7}, b[] = {1, 4, 7, 2};
+    tensor(g, 1, "a", 4, a);
+    tensor(g, 2, "b", 4, b);
+    tensor(g, 3, "c", 0, NULL);
+    OK(cdnn_graph_matmul(g, "mm", 1, 2, 3));
+    OK(cdnn_graph_validate(g));
+    const int64_t c[] = {3, 4, 5, 2};
+    expect_shape(g, 3, 4, c);
+    cdnn_graph_destroy(g);
+}
+
+static void test_inference_bwd_filter(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    const int64_t x[] = {2, 3, 10}, dy[] = {2, 5, 4};
+    cdnn_conv_attr_t conv;
+    cdnn_conv_attr_init(&conv, 1);
+    conv.stride[0] = 2;
+    tensor(g, 1, "x", 3, x);
+    tensor(g, 2, "dy", 3, dy);
+    tensor(g, 3, "dw", 0, NULL);
+    OK(cdnn_graph_conv_bwd_filter(g, "wgrad", &conv, 1, 2, 3));
+    OK(cdnn_graph_validate(g));
+    const int64_t dw[] = {5, 3, 4}; /* (10 - 3 * 2 - 1) + 1 */
+    expect_shape(g, 3, 3, dw);
+    cdnn_graph_destroy(g);
+}
+
+/* The same computation declared twice with other names, uids and
+ * declaration order; then once with other strides. */
+static cdnn_graph_t *keyed_graph(int64_t base, const char *prefix, int reorder,
+                                 const int64_t *x_strides)
+{
+    cdnn_graph_t *g = new_graph();
+    char x[16], y[16];
+    snprintf(x, sizeof x, "%s_x", prefix);
+    snprintf(y, sizeof y, "%s_y", prefix);
+    OK(cdnn_graph_set_name(g, prefix));
+    const int64_t dims[] = {4, 4};
+    if (reorder)
+        tensor(g, base + 1, y, 2, dims);
+    OK(cdnn_graph_tensor(g, base, x, CDNN_DATA_TYPE_F32, 2, dims, x_strides));
+    if (!reorder)
+        tensor(g, base + 1, y, 2, dims);
+    pointwise(g, prefix, CDNN_PW_SIGMOID_FWD, base, NONE, base + 1);
+    return g;
+}
+
+static void test_content_key(void **state)
+{
+    (void)state;
+    const int64_t transposed[] = {1, 4};
+    cdnn_graph_t *a = keyed_graph(1, "first", 0, NULL);
+    cdnn_graph_t *b = keyed_graph(100, "second", 1, NULL);
+    cdnn_graph_t *c = keyed_graph(1, "first", 0, transposed);
+    char ka[65], kb[65], kc[65];
+    OK(cdnn_graph_content_key(a, ka));
+    OK(cdnn_graph_content_key(b, kb));
+    OK(cdnn_graph_content_key(c, kc));
+    assert_int_equal(strlen(ka), 64);
+    assert_string_equal(ka, kb);
+    assert_string_not_equal(ka, kc);
+    cdnn_graph_destroy(a);
+    cdnn_graph_destroy(b);
+    cdnn_graph_destroy(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_duplicate_uid),
+        cmocka_unit_test(test_cycle),
+        cmocka_unit_test(test_disconnected_node),
+        cmocka_unit_test(test_disconnected_tensor),
+        cmocka_unit_test(test_shape_mismatch),
+        cmocka_unit_test(test_declared_output_shape_mismatch),
+        cmocka_unit_test(test_type_mismatch),
+        cmocka_unit_test(test_integer_type_rejected),
+        cmocka_unit_test(test_bad_attribute),
+        cmocka_unit_test(test_bad_groups),
+        cmocka_unit_test(test_missing_tensor),
+        cmocka_unit_test(test_missing_required_port),
+        cmocka_unit_test(test_two_writers),
+        cmocka_unit_test(test_virtual_output),
+        cmocka_unit_test(test_input_without_shape),
+        cmocka_unit_test(test_overlapping_output),
+        cmocka_unit_test(test_empty_graph),
+        cmocka_unit_test(test_inference_conv_chain),
+        cmocka_unit_test(test_inference_matmul_broadcast),
+        cmocka_unit_test(test_inference_bwd_filter),
+        cmocka_unit_test(test_content_key),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
