@@ -59,19 +59,22 @@ const char *cdnn_provider_search_path(void)
     return reg.used_path ? reg.used_path : "";
 }
 
-/* "<directory of libcdnn.so>/cdnn/providers", or NULL if unknown. */
+/* "<directory of libcdnn.so>/cdnn/providers", canonical (the library may
+ * have been found through "$ORIGIN/../lib"), or NULL if unknown. */
 static char *default_provider_dir(void)
 {
     Dl_info info;
-    if (!dladdr((void *)&cdnn_set_provider_path, &info) || !info.dli_fname)
+    char library[PATH_MAX];
+    if (!dladdr((void *)&cdnn_set_provider_path, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, library))
         return NULL;
-    const char *slash = strrchr(info.dli_fname, '/');
-    size_t dir_len = slash ? (size_t)(slash - info.dli_fname) : 1;
-    const char *dir = slash ? info.dli_fname : ".";
-    size_t n = dir_len + sizeof "/" CDNN_PROVIDER_SUBDIR;
+    char *slash = strrchr(library, '/');
+    if (slash)
+        *slash = 0;
+    size_t n = strlen(library) + sizeof "/" CDNN_PROVIDER_SUBDIR;
     char *out = malloc(n);
     if (out)
-        snprintf(out, n, "%.*s/%s", (int)dir_len, dir, CDNN_PROVIDER_SUBDIR);
+        snprintf(out, n, "%s/%s", library, CDNN_PROVIDER_SUBDIR);
     return out;
 }
 
@@ -82,7 +85,8 @@ static char *search_path(void)
     const char *env = secure_getenv("CDNN_PROVIDER_PATH");
     if (env && *env)
         return strdup(env);
-    return default_provider_dir();
+    char *dir = default_provider_dir();
+    return dir ? dir : strdup(""); /* nothing to search; load_all warns */
 }
 
 static int add_engine(provider_slot_t *p, int32_t index)

@@ -1,0 +1,403 @@
+/*
+ * blas_matmul.c -- the cpu:blas_matmul engine: a batched f32 matmul by
+ * cblas_sgemm, optionally followed by a pointwise chain (bias add, gelu,
+ * residual add, ...) applied as an epilogue.
+ *
+ * Each matrix only needs one of its last two strides to be 1: a row-major
+ * or column-major matrix with any leading dimension is handed to sgemm as
+ * it is, transposed if need be.  Batch dims broadcast through stride 0.
+ * When b is shared by every batch and a's batches follow one another row
+ * after row (x[B, S, H] @ w[H, O]), the batch is folded into M so that one
+ * large GEMM replaces many small ones.
+ *
+ * With an epilogue the GEMM runs over tiles of rows of C; each tile is
+ * finished by the epilogue right after its GEMM, while it is still in
+ * cache.  Tiles are large (see MM_TILE_BYTES), because sgemm repacks b
+ * for every call.  OpenBLAS threads the GEMMs (its own thread count); the
+ * epilogue uses up to device->cpu_threads threads.
+ */
+#include <cblas.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cpu_engine.h"
+#include "epilogue.h"
+#include "fast_util.h"
+
+/* Bytes of C per tile: tiles stay in the last-level cache yet are tall
+ * enough that repacking b per tile costs little. */
+#define MM_TILE_BYTES ((int64_t)8 << 20)
+#define MM_MIN_TILE_ROWS 512
+
+/* One operand as sgemm sees it. */
+typedef struct mm_operand {
+    int32_t tensor;
+    CBLAS_TRANSPOSE trans;
+    int64_t ld;
+    int64_t row_step; /* elements from one row of the matrix to the next */
+    int64_t batch_strides[CDNN_MAX_RANK]; /* per batch dim; 0 broadcasts */
+} mm_operand_t;
+
+typedef struct mm_context {
+    cpu_graph_t graph;
+    int64_t m, n, k;
+    int32_t batch_rank;
+    int64_t batch_dims[CDNN_MAX_RANK];
+    int64_t batch_count;
+    CBLAS_ORDER order;
+    mm_operand_t a, b, c;
+    int32_t has_epilogue;
+    cpu_epilogue_t epilogue;
+    int64_t tile_rows;
+    size_t scratch_offset;
+    cpu_ws_layout_t ws;
+} mm_context_t;
+
+/* ------------------------------------------------------------------------
+ * Layouts
+ * ------------------------------------------------------------------------ */
+
+/* A [rows, cols] matrix with strides (sr, sc) stored row-major: its
+ * leading dimension, or 0 when it is not row-major. */
+static int64_t row_major_ld(int64_t rows, int64_t cols, int64_t sr, int64_t sc)
+{
+    if (cols != 1 && sc != 1)
+        return 0;
+    int64_t ld = rows == 1 ? cols : sr; /* one row: its stride is unused */
+    return ld >= cols && ld >= 1 ? ld : 0;
+}
+
+/* How sgemm in `order` reads a [rows, cols] tensor: as stored in the
+ * order's own layout (no transpose) or in the other one (transposed). */
+static cdnn_status_t describe(const cdnn_tensor_view_t *t, CBLAS_ORDER order,
+                              mm_operand_t *op)
+{
+    int32_t r = t->rank;
+    int64_t rows = t->dims[r - 2], cols = t->dims[r - 1];
+    int64_t row_ld = row_major_ld(rows, cols, t->strides[r - 2],
+                                  t->strides[r - 1]);
+    int64_t col_ld = row_major_ld(cols, rows, t->strides[r - 1],
+                                  t->strides[r - 2]);
+    int prefer_row = order == CblasRowMajor ? row_ld != 0 : col_ld == 0;
+    if (!row_ld && !col_ld)
+        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+                        "matrix '%s' has strides %lld, %lld in its last two "
+                        "dims; one of them must be 1 (row- or column-major)",
+                        t->name, (long long)t->strides[r - 2],
+                        (long long)t->strides[r - 1]);
+    int native = (order == CblasRowMajor) == prefer_row;
+    op->trans = native ? CblasNoTrans : CblasTrans;
+    op->ld = prefer_row ? row_ld : col_ld;
+    op->row_step = prefer_row ? op->ld : 1;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static void batch_strides(const cdnn_tensor_view_t *t, int32_t batch_rank,
+                          int64_t *strides)
+{
+    for (int32_t d = 0; d < batch_rank; d++)
+        strides[d] = t->dims[d] == 1 ? 0 : t->strides[d];
+}
+
+/* ------------------------------------------------------------------------
+ * Applicability
+ * ------------------------------------------------------------------------ */
+
+static cdnn_status_t check_operand(const cdnn_tensor_view_t *t,
+                                   const cdnn_tensor_view_t *c)
+{
+    if (t->type != CDNN_DATA_TYPE_F32)
+        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+                        "'%s' is %s; this engine multiplies f32 only",
+                        t->name, cdnn_data_type_name(t->type));
+    if (t->is_scalar)
+        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+                        "'%s' is a pass-by-value scalar; give it memory",
+                        t->name);
+    if (t->rank < 2 || t->rank != c->rank)
+        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+                        "'%s' has rank %d; it needs the rank of '%s' (%d), "
+                        "at least 2",
+                        t->name, t->rank, c->name, c->rank);
+    for (int32_t d = 0; d < t->rank - 2; d++)
+        if (t->dims[d] != 1 && t->dims[d] != c->dims[d])
+            return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+                            "'%s' batch dim %d (%lld) does not broadcast to "
+                            "%lld",
+                            t->name, d, (long long)t->dims[d],
+                            (long long)c->dims[d]);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t check_matmul(const cdnn_graph_view_t *g)
+{
+    if (g->node_count < 1 || g->nodes[0].op != CDNN_OP_MATMUL)
+        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+                        "the graph does not start with a matmul");
+    if (g->compute_type == CDNN_DATA_TYPE_F64)
+        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+                        "the graph asks for f64 compute; this engine "
+                        "accumulates in f32");
+    const cdnn_node_view_t *mm = &g->nodes[0];
+    const cdnn_tensor_view_t *c = &g->tensors[mm->outputs[0]];
+    cdnn_status_t st = check_operand(&g->tensors[mm->inputs[0]], c);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_operand(&g->tensors[mm->inputs[1]], c);
+    if (st == CDNN_STATUS_SUCCESS && g->node_count == 1 &&
+        c->type != CDNN_DATA_TYPE_F32)
+        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+                        "output '%s' is %s; this engine writes f32 (or any "
+                        "float type after a pointwise epilogue)",
+                        c->name, cdnn_data_type_name(c->type));
+    return st;
+}
+
+/* ------------------------------------------------------------------------
+ * Context
+ * ------------------------------------------------------------------------ */
+
+/* True when t's batches follow one another row after row, so that its
+ * batch dims fold into its rows. */
+static int rows_continue(const cdnn_tensor_view_t *t, const mm_operand_t *op,
+                         const mm_context_t *ctx)
+{
+    if (op->trans != CblasNoTrans || ctx->order != CblasRowMajor)
+        return 0;
+    int64_t expect = op->ld * ctx->m;
+    for (int32_t d = ctx->batch_rank - 1; d >= 0; d--) {
+        if (t->dims[d] != ctx->batch_dims[d])
+            return 0;
+        if (t->dims[d] != 1 && t->strides[d] != expect)
+            return 0;
+        expect *= t->dims[d];
+    }
+    return 1;
+}
+
+static void fold_batch(mm_context_t *ctx, const cdnn_tensor_view_t *a,
+                       const cdnn_tensor_view_t *b, const cdnn_tensor_view_t *c)
+{
+    for (int32_t d = 0; d < ctx->batch_rank; d++)
+        if (b->dims[d] != 1)
+            return;
+    if (ctx->batch_count == 1 || !rows_continue(a, &ctx->a, ctx))
+        return;
+    if (!ctx->has_epilogue && !rows_continue(c, &ctx->c, ctx))
+        return;
+    ctx->m *= ctx->batch_count;
+    ctx->batch_count = 1;
+    ctx->batch_rank = 0;
+}
+
+/* sgemm takes int sizes (OpenBLAS without ILP64). */
+static cdnn_status_t fits_blasint(const mm_context_t *ctx)
+{
+    int64_t sizes[] = {ctx->m, ctx->n, ctx->k, ctx->a.ld, ctx->b.ld, ctx->c.ld};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i] > INT32_MAX)
+            return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+                            "a matrix size or leading dimension (%lld) "
+                            "exceeds what sgemm takes (%d)",
+                            (long long)sizes[i], INT32_MAX);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t describe_all(mm_context_t *ctx, const cdnn_graph_view_t *g)
+{
+    const cdnn_node_view_t *mm = &g->nodes[0];
+    const cdnn_tensor_view_t *a = &g->tensors[mm->inputs[0]];
+    const cdnn_tensor_view_t *b = &g->tensors[mm->inputs[1]];
+    const cdnn_tensor_view_t *c = &g->tensors[mm->outputs[0]];
+    int32_t r = c->rank;
+    ctx->m = c->dims[r - 2];
+    ctx->n = c->dims[r - 1];
+    ctx->k = a->dims[r - 1];
+    ctx->batch_rank = r - 2;
+    ctx->batch_count = 1;
+    for (int32_t d = 0; d < r - 2; d++) {
+        ctx->batch_dims[d] = c->dims[d];
+        ctx->batch_count *= c->dims[d];
+    }
+    /* C decides the order: sgemm writes it as it is stored.  Behind an
+     * epilogue C is a dense row-major buffer. */
+    ctx->order = CblasRowMajor;
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    if (!ctx->has_epilogue) {
+        st = describe(c, CblasRowMajor, &ctx->c);
+        ctx->order = ctx->c.trans == CblasNoTrans ? CblasRowMajor
+                                                  : CblasColMajor;
+        ctx->c.trans = CblasNoTrans;
+    }
+    if (st == CDNN_STATUS_SUCCESS)
+        st = describe(a, ctx->order, &ctx->a);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = describe(b, ctx->order, &ctx->b);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    ctx->a.tensor = mm->inputs[0];
+    ctx->b.tensor = mm->inputs[1];
+    ctx->c.tensor = mm->outputs[0];
+    batch_strides(a, ctx->batch_rank, ctx->a.batch_strides);
+    batch_strides(b, ctx->batch_rank, ctx->b.batch_strides);
+    batch_strides(c, ctx->batch_rank, ctx->c.batch_strides);
+    fold_batch(ctx, a, b, c);
+    return fits_blasint(ctx);
+}
+
+/* Tiles of rows for the epilogue, and scratch for one unless the GEMM
+ * writes straight into the output. */
+static void plan_tiles(mm_context_t *ctx)
+{
+    int64_t rows = MM_TILE_BYTES / (ctx->n * (int64_t)sizeof(float));
+    if (rows < MM_MIN_TILE_ROWS)
+        rows = MM_MIN_TILE_ROWS;
+    ctx->tile_rows = rows < ctx->m ? rows : ctx->m;
+    size_t scratch = ctx->epilogue.in_place
+                         ? 0
+                         : (size_t)(ctx->tile_rows * ctx->n) * sizeof(float);
+    ctx->scratch_offset = cpu_ws_reserve(&ctx->ws, scratch);
+}
+
+static void mm_destroy(void *context)
+{
+    mm_context_t *ctx = context;
+    if (!ctx)
+        return;
+    cpu_graph_free(&ctx->graph);
+    free(ctx);
+}
+
+/* Everything execute needs, decided from the graph; threads is what the
+ * epilogue may use (1 when only checking applicability). */
+static cdnn_status_t mm_prepare(mm_context_t *ctx, const cdnn_graph_view_t *g,
+                                int32_t threads)
+{
+    cdnn_status_t st = check_matmul(g);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    ctx->has_epilogue = g->node_count > 1;
+    if (ctx->has_epilogue)
+        st = cpu_epilogue_compile(&ctx->epilogue, g, threads);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = describe_all(ctx, g);
+    if (st == CDNN_STATUS_SUCCESS && ctx->has_epilogue)
+        plan_tiles(ctx);
+    return st;
+}
+
+static cdnn_status_t mm_applicable(const cdnn_graph_view_t *graph)
+{
+    mm_context_t *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    cdnn_status_t st = mm_prepare(ctx, graph, 1);
+    free(ctx);
+    return st;
+}
+
+static cdnn_status_t mm_create(const cdnn_device_view_t *device,
+                               const cdnn_graph_view_t *graph,
+                               const cdnn_knob_value_t *knobs,
+                               int32_t knob_count, void **context)
+{
+    (void)knobs;
+    (void)knob_count;
+    mm_context_t *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    cdnn_status_t st = mm_prepare(ctx, graph, device->cpu_threads);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cpu_graph_copy(&ctx->graph, graph);
+    if (st != CDNN_STATUS_SUCCESS) {
+        mm_destroy(ctx);
+        return st;
+    }
+    *context = ctx;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t mm_workspace_size(void *context, size_t *bytes)
+{
+    const mm_context_t *ctx = context;
+    *bytes = ctx->ws.bytes;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------
+ * Execution
+ * ------------------------------------------------------------------------ */
+
+static int64_t batch_offset(const mm_context_t *ctx, const mm_operand_t *op,
+                            int64_t batch)
+{
+    int64_t off = 0;
+    for (int32_t d = ctx->batch_rank - 1; d >= 0; d--) {
+        off += batch % ctx->batch_dims[d] * op->batch_strides[d];
+        batch /= ctx->batch_dims[d];
+    }
+    return off;
+}
+
+/* Rows [m0, m0 + rows) of batch `batch`, writing C at c with ldc. */
+static void gemm_rows(const mm_context_t *ctx, void *const *ptrs,
+                      int64_t batch, int64_t m0, int64_t rows, float *c,
+                      int64_t ldc)
+{
+    const float *a = (const float *)ptrs[ctx->a.tensor] +
+                     batch_offset(ctx, &ctx->a, batch) + m0 * ctx->a.row_step;
+    const float *b = (const float *)ptrs[ctx->b.tensor] +
+                     batch_offset(ctx, &ctx->b, batch);
+    cblas_sgemm(ctx->order, ctx->a.trans, ctx->b.trans, (blasint)rows,
+                (blasint)ctx->n, (blasint)ctx->k, 1.0f, a, (blasint)ctx->a.ld,
+                b, (blasint)ctx->b.ld, 0.0f, c, (blasint)ldc);
+}
+
+static void run_with_epilogue(const mm_context_t *ctx, void *const *ptrs,
+                              float *scratch, int64_t batch)
+{
+    for (int64_t m0 = 0; m0 < ctx->m; m0 += ctx->tile_rows) {
+        int64_t rows = ctx->m - m0 < ctx->tile_rows ? ctx->m - m0
+                                                    : ctx->tile_rows;
+        int64_t e0 = (batch * ctx->m + m0) * ctx->n;
+        float *c = cpu_epilogue_target(&ctx->epilogue, ptrs, scratch, e0);
+        gemm_rows(ctx, ptrs, batch, m0, rows, c, ctx->n);
+        cpu_epilogue_run(&ctx->epilogue, ptrs, c, e0, e0 + rows * ctx->n);
+    }
+}
+
+static cdnn_status_t mm_execute(void *context, const cdnn_exec_args_t *args)
+{
+    const mm_context_t *ctx = context;
+    void *ptrs[PW_MAX_GRAPH_TENSORS];
+    cdnn_status_t st = cpu_bind_tensors(&ctx->graph.view, args, ptrs);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    if (ctx->ws.bytes && !args->workspace)
+        return cpu_fail(CDNN_STATUS_BAD_PARAM,
+                        "this plan needs %zu bytes of workspace; none was "
+                        "given",
+                        ctx->ws.bytes);
+    float *scratch = ctx->ws.bytes
+                         ? cpu_ws_at(args->workspace, ctx->scratch_offset)
+                         : NULL;
+    for (int64_t batch = 0; batch < ctx->batch_count; batch++) {
+        if (ctx->has_epilogue) {
+            run_with_epilogue(ctx, ptrs, scratch, batch);
+        } else {
+            float *c = (float *)ptrs[ctx->c.tensor] +
+                       batch_offset(ctx, &ctx->c, batch);
+            gemm_rows(ctx, ptrs, batch, 0, ctx->m, c, ctx->c.ld);
+        }
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+const cpu_engine_t cpu_blas_matmul_engine = {
+    .name = "cpu:blas_matmul",
+    .rank = 30,
+    .applicable = mm_applicable,
+    .create = mm_create,
+    .workspace_size = mm_workspace_size,
+    .execute = mm_execute,
+    .destroy = mm_destroy,
+};

@@ -1,0 +1,22 @@
+#!/bin/sh
+# test_cli.sh CDNN -- help on every command, exit codes that mean
+# something, and a demo whose results check against cpu:reference.
+set -eu
+cdnn=$1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$cdnn" --help | grep -q "usage: cdnn" || fail "--help"
+for cmd in engines demo; do
+    "$cdnn" "$cmd" --help | grep -q "usage: cdnn $cmd" || fail "$cmd --help"
+done
+set +e
+"$cdnn" >/dev/null 2>&1; [ $? -eq 2 ] || fail "no command must exit 2"
+"$cdnn" frobnicate >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown command must exit 2"
+"$cdnn" engines --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown option must exit 2"
+"$cdnn" engines --device gpu >/dev/null 2>&1; [ $? -eq 1 ] || fail "bad device must exit 1"
+set -e
+
+"$cdnn" engines | grep -q "^0x[0-9a-f]\{16\}  cpu:reference" || fail "engines lists cpu:reference"
+out=$("$cdnn" demo --device cpu) || fail "demo failed: $out"
+echo "$out"
+[ "$(echo "$out" | grep -c ': ok$')" -eq 2 ] || fail "demo must check two graphs"
