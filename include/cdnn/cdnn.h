@@ -183,6 +183,12 @@ CDNN_API void cdnn_handle_destroy(cdnn_handle_t *handle);
 CDNN_API const char *cdnn_handle_device(const cdnn_handle_t *handle);
 
 /**
+ * A line describing the device for people: "cpu (2 threads)",
+ * "cuda:0 (NVIDIA H200, sm_90)".
+ */
+CDNN_API const char *cdnn_handle_device_description(const cdnn_handle_t *handle);
+
+/**
  * Set the CUDA stream (a CUstream / cudaStream_t) that executions through
  * this handle are queued on.  NULL is the default stream.  On a CPU handle
  * only NULL is accepted.

@@ -47,6 +47,8 @@ static cdnn_status_t open_device(cdnn_handle_t *h, cdnn_device_kind_t kind,
     h->device.cpu_threads = cpu_thread_count();
     if (kind == CDNN_DEVICE_CPU) {
         snprintf(h->device_string, sizeof h->device_string, "cpu");
+        snprintf(h->description, sizeof h->description, "cpu (%d threads)",
+                 h->device.cpu_threads);
         h->device.name = "cpu";
         return CDNN_STATUS_SUCCESS;
     }
@@ -57,6 +59,8 @@ static cdnn_status_t open_device(cdnn_handle_t *h, cdnn_device_kind_t kind,
     h->device.arch = h->cuda.arch;
     h->device.cuda_context = h->cuda.context;
     h->device.name = h->cuda.name;
+    snprintf(h->description, sizeof h->description, "cuda:%d (%s, sm_%d)", ordinal,
+             h->cuda.name, h->cuda.arch);
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -99,6 +103,11 @@ void cdnn_handle_destroy(cdnn_handle_t *handle)
 const char *cdnn_handle_device(const cdnn_handle_t *handle)
 {
     return handle ? handle->device_string : "";
+}
+
+const char *cdnn_handle_device_description(const cdnn_handle_t *handle)
+{
+    return handle ? handle->description : "";
 }
 
 cdnn_status_t cdnn_handle_set_stream(cdnn_handle_t *handle, void *stream)

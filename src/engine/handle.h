@@ -9,6 +9,7 @@
 struct cdnn_handle {
     cdnn_device_view_t device;
     char device_string[32]; /* "cpu", "cuda:0" */
+    char description[192];  /* for people; see cdnn_handle_device_description */
     cuda_device_t cuda;     /* when device.kind is CUDA */
     void *stream;
 };

@@ -100,7 +100,8 @@ static int cmd_engines(int argc, char **argv)
     if (json)
         printf("[");
     else
-        printf("%-18s  %-24s %-10s %-8s\n", "id", "name", "provider", "version");
+        printf("device: %s\n%-18s  %-24s %-10s %-8s\n", cdnn_handle_device_description(h),
+               "id", "name", "provider", "version");
     for (int32_t i = 0; i < count; i++) {
         cdnn_engine_info_t info;
         if (cdnn_handle_engine_info(h, i, &info) == CDNN_STATUS_SUCCESS)
