@@ -48,8 +48,5 @@ int main(void)
         OPS_MISALIGNED(test_fused_matmul_bias_gelu_residual),
         cmocka_unit_test(test_concurrent_execute),
     };
-    int failed = cmocka_run_group_tests_name("ops", tests, h_setup,
-                                             h_teardown);
-    h_summary();
-    return failed;
+    return cmocka_run_group_tests_name("ops", tests, h_setup, h_teardown);
 }

@@ -1,0 +1,182 @@
+/*
+ * norm.c -- batch-norm inference, layer-norm and RMS-norm forward, with
+ * and without their optional inputs and outputs, in every float type and
+ * in several layouts (each checked against the packed one too).
+ */
+#include <stdio.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cases.h"
+#include "harness.h"
+
+enum { N_X = 1, N_SCALE = 2, N_BIAS = 3, N_MEAN = 4, N_VAR = 5, N_Y = 6,
+       N_STAT1 = 7, N_STAT2 = 8 };
+
+static const h_layout_t norm_layouts[] = {H_PACKED, H_CHANNELS_LAST,
+                                          H_TRANSPOSED, H_PADDED};
+
+#define NORM_LAYOUT_COUNT (sizeof norm_layouts / sizeof norm_layouts[0])
+
+typedef struct norm_shape {
+    int32_t rank;
+    int64_t x[5];
+    int64_t scale[5]; /* layer/RMS norm: the normalised dims */
+    int64_t stat[5];  /* x reduced over the normalised dims */
+} norm_shape_t;
+
+static const norm_shape_t norm_shapes[] = {
+    {3, {2, 3, 8}, {1, 1, 8}, {2, 3, 1}},
+    {4, {2, 3, 4, 5}, {1, 3, 4, 5}, {2, 1, 1, 1}},
+    {2, {4, 300}, {1, 300}, {4, 1}},
+    {5, {2, 4, 2, 3, 2}, {1, 1, 1, 1, 2}, {2, 4, 2, 3, 1}},
+};
+
+#define NORM_SHAPE_COUNT (sizeof norm_shapes / sizeof norm_shapes[0])
+
+static const char *dims_text(const norm_shape_t *s, char *buf, size_t cap)
+{
+    size_t len = 0;
+    for (int32_t d = 0; d < s->rank && len < cap; d++)
+        len += (size_t)snprintf(buf + len, cap - len, d ? ",%lld" : "[%lld",
+                                (long long)s->x[d]);
+    if (len < cap)
+        snprintf(buf + len, cap - len, "]");
+    return buf;
+}
+
+static void norm_keep(h_case_t *c, h_layout_t layout, h_values_t *packed)
+{
+    if (layout == H_PACKED)
+        c->keep = packed;
+    else
+        c->against = packed;
+}
+
+/* ---- batch-norm inference ---- */
+
+static void bn_case(const norm_shape_t *s, cdnn_data_type_t type,
+                    h_layout_t layout, h_values_t *packed)
+{
+    int64_t p[5] = {1, s->x[1], 1, 1, 1};
+    char text[64];
+    h_case_t c;
+    h_begin(&c, H_ACCUMULATE, "batchnorm_inference %s %s x %s",
+            cdnn_data_type_name(type), h_layout_name(layout),
+            dims_text(s, text, sizeof text));
+    norm_keep(&c, layout, packed);
+    h_input(&c, N_X, type, s->rank, s->x, layout, H_WIDE);
+    h_input(&c, N_SCALE, type, s->rank, p, layout, H_UNIFORM);
+    h_input(&c, N_BIAS, type, s->rank, p, layout, H_UNIFORM);
+    h_input(&c, N_MEAN, type, s->rank, p, layout, H_UNIFORM);
+    h_input(&c, N_VAR, type, s->rank, p, layout, H_POSITIVE);
+    h_output(&c, N_Y, type, layout == H_PACKED ? 0 : s->rank, s->x, layout);
+    h_call(&c, cdnn_graph_batchnorm_inference(c.graph, "bn", 1e-5, N_X,
+                                              N_SCALE, N_BIAS, N_MEAN, N_VAR,
+                                              N_Y),
+           "cdnn_graph_batchnorm_inference");
+    h_run(&c);
+}
+
+/* ---- layer-norm ---- */
+
+static void ln_case(const norm_shape_t *s, cdnn_data_type_t type,
+                    h_layout_t layout, int stats, h_values_t *packed)
+{
+    char text[64];
+    int32_t stat_rank = layout == H_PACKED ? 0 : s->rank;
+    h_case_t c;
+    h_begin(&c, H_ACCUMULATE, "layernorm %s %s x %s%s",
+            cdnn_data_type_name(type), h_layout_name(layout),
+            dims_text(s, text, sizeof text), stats ? " with mean, inv_var" : "");
+    norm_keep(&c, layout, packed);
+    h_input(&c, N_X, type, s->rank, s->x, layout, H_WIDE);
+    h_input(&c, N_SCALE, type, s->rank, s->scale, layout, H_UNIFORM);
+    h_input(&c, N_BIAS, type, s->rank, s->scale, layout, H_UNIFORM);
+    h_output(&c, N_Y, type, s->rank, s->x, layout);
+    if (stats) {
+        h_output(&c, N_STAT1, type, stat_rank, s->stat, layout);
+        h_output(&c, N_STAT2, type, stat_rank, s->stat, layout);
+    }
+    h_call(&c, cdnn_graph_layernorm(c.graph, "ln", 1e-5, N_X, N_SCALE, N_BIAS,
+                                    N_Y, stats ? N_STAT1 : CDNN_UID_NONE,
+                                    stats ? N_STAT2 : CDNN_UID_NONE),
+           "cdnn_graph_layernorm");
+    h_run(&c);
+}
+
+/* ---- RMS-norm ---- */
+
+static void rms_case(const norm_shape_t *s, cdnn_data_type_t type,
+                     h_layout_t layout, int extras, h_values_t *packed)
+{
+    char text[64];
+    h_case_t c;
+    h_begin(&c, H_ACCUMULATE, "rmsnorm %s %s x %s%s",
+            cdnn_data_type_name(type), h_layout_name(layout),
+            dims_text(s, text, sizeof text), extras ? " with bias, inv_rms" : "");
+    norm_keep(&c, layout, packed);
+    h_input(&c, N_X, type, s->rank, s->x, layout, H_WIDE);
+    h_input(&c, N_SCALE, type, s->rank, s->scale, layout, H_UNIFORM);
+    if (extras) {
+        h_input(&c, N_BIAS, type, s->rank, s->scale, layout, H_UNIFORM);
+        h_output(&c, N_STAT1, type, layout == H_PACKED ? 0 : s->rank, s->stat,
+                 layout);
+    }
+    h_output(&c, N_Y, type, s->rank, s->x, layout);
+    h_call(&c, cdnn_graph_rmsnorm(c.graph, "rms", 1e-5, N_X, N_SCALE,
+                                  extras ? N_BIAS : CDNN_UID_NONE, N_Y,
+                                  extras ? N_STAT1 : CDNN_UID_NONE),
+           "cdnn_graph_rmsnorm");
+    h_run(&c);
+}
+
+typedef enum norm_kind { NORM_BN, NORM_LN, NORM_RMS } norm_kind_t;
+
+/* Every shape, type and layout, with the optional parts (variant 1) or
+ * without (variant 0). */
+static void norm_family(norm_kind_t kind)
+{
+    for (size_t s = 0; s < NORM_SHAPE_COUNT; s++) {
+        for (int t = 0; t < ops_float_type_count; t++) {
+            for (int variant = 0; variant < (kind == NORM_BN ? 1 : 2);
+                 variant++) {
+                h_values_t packed = {0};
+                for (size_t l = 0; l < NORM_LAYOUT_COUNT; l++) {
+                    const norm_shape_t *sh = &norm_shapes[s];
+                    cdnn_data_type_t ty = ops_float_types[t];
+                    if (kind == NORM_BN)
+                        bn_case(sh, ty, norm_layouts[l], &packed);
+                    else if (kind == NORM_LN)
+                        ln_case(sh, ty, norm_layouts[l], variant, &packed);
+                    else
+                        rms_case(sh, ty, norm_layouts[l], variant, &packed);
+                }
+                h_values_free(&packed);
+            }
+        }
+    }
+    h_done();
+}
+
+void test_batchnorm_inference(void **state)
+{
+    (void)state;
+    norm_family(NORM_BN);
+}
+
+void test_layernorm(void **state)
+{
+    (void)state;
+    norm_family(NORM_LN);
+}
+
+void test_rmsnorm(void **state)
+{
+    (void)state;
+    norm_family(NORM_RMS);
+}

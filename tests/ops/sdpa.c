@@ -1,0 +1,77 @@
+/*
+ * sdpa.c -- scaled-dot-product attention forward: causal or not, default
+ * or explicit scale, Sq != Sk, Dv != D, in BHSD, BSHD and padded layouts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cases.h"
+#include "harness.h"
+
+enum { SD_Q = 1, SD_K = 2, SD_V = 3, SD_O = 4 };
+
+typedef struct sdpa_shape {
+    int64_t b, h, sq, sk, d, dv;
+} sdpa_shape_t;
+
+static const sdpa_shape_t sdpa_shapes[] = {
+    {1, 1, 4, 4, 8, 8},
+    {2, 3, 5, 7, 16, 8},
+    {1, 2, 9, 6, 4, 12},
+    {2, 2, 33, 33, 32, 32},
+};
+
+#define SDPA_SHAPE_COUNT (sizeof sdpa_shapes / sizeof sdpa_shapes[0])
+
+static const h_layout_t sdpa_layouts[] = {H_PACKED, H_SWAP12, H_PADDED};
+
+static void sdpa_case(const sdpa_shape_t *s, const cdnn_sdpa_attr_t *a,
+                      cdnn_data_type_t type, h_layout_t layout,
+                      h_values_t *packed)
+{
+    const int64_t q[4] = {s->b, s->h, s->sq, s->d};
+    const int64_t k[4] = {s->b, s->h, s->sk, s->d};
+    const int64_t v[4] = {s->b, s->h, s->sk, s->dv};
+    const int64_t o[4] = {s->b, s->h, s->sq, s->dv};
+    h_case_t c;
+    h_begin(&c, H_ACCUMULATE,
+            "sdpa_fwd %s %s b%lld h%lld sq%lld sk%lld d%lld dv%lld "
+            "causal %d scale %g",
+            cdnn_data_type_name(type), h_layout_name(layout), (long long)s->b,
+            (long long)s->h, (long long)s->sq, (long long)s->sk,
+            (long long)s->d, (long long)s->dv, a->causal, a->scale);
+    if (layout == H_PACKED)
+        c.keep = packed;
+    else
+        c.against = packed;
+    h_input(&c, SD_Q, type, 4, q, layout, H_WIDE);
+    h_input(&c, SD_K, type, 4, k, layout, H_WIDE);
+    h_input(&c, SD_V, type, 4, v, layout, H_UNIFORM);
+    h_output(&c, SD_O, type, layout == H_PACKED ? 0 : 4, o, layout);
+    h_call(&c, cdnn_graph_sdpa_fwd(c.graph, "sdpa", a, SD_Q, SD_K, SD_V, SD_O),
+           "cdnn_graph_sdpa_fwd");
+    h_run(&c);
+}
+
+void test_sdpa_fwd(void **state)
+{
+    (void)state;
+    static const cdnn_sdpa_attr_t attrs[] = {{0.0, 0}, {0.0, 1}, {0.3, 0},
+                                             {0.3, 1}};
+    for (size_t s = 0; s < SDPA_SHAPE_COUNT; s++) {
+        for (size_t a = 0; a < sizeof attrs / sizeof *attrs; a++) {
+            for (int t = 0; t < ops_float_type_count; t++) {
+                h_values_t packed = {0};
+                for (size_t l = 0;
+                     l < sizeof sdpa_layouts / sizeof *sdpa_layouts; l++)
+                    sdpa_case(&sdpa_shapes[s], &attrs[a], ops_float_types[t],
+                              sdpa_layouts[l], &packed);
+                h_values_free(&packed);
+            }
+        }
+    }
+    h_done();
+}
