@@ -93,8 +93,9 @@ static cdnn_status_t check_conv(const cdnn_graph_view_t *g)
                         "the graph asks for f64 compute; this engine "
                         "accumulates in f32");
     cdnn_status_t st = check_input(&g->tensors[node->inputs[0]]);
-    return st != CDNN_STATUS_SUCCESS ? st
-                                     : check_input(&g->tensors[node->inputs[1]]);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_input(&g->tensors[node->inputs[1]]);
+    return st;
 }
 
 /* x, w and y of the convolution, whichever ports the op has them on. */

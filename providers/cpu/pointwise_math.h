@@ -28,12 +28,16 @@ typedef struct pw_fn {
 
 void pw_fn_init(pw_fn_t *fn, const cdnn_pointwise_attr_t *attr);
 
+/* Elements per block; a block of each live value fits in L1. */
+#define PW_BLOCK 256
+
 /*
- * y[i] = fn(a[i], b[i], c[i]) for 0 <= i < n.  b and c are read only by
- * modes of arity 2 and 3.  y may equal any input (each element is read
- * before it is written) but must not overlap one otherwise.
+ * y[i] = fn(a[i], b[i], c[i]) for 0 <= i < n <= PW_BLOCK.  b and c are
+ * read only by modes of arity 2 and 3.  y must not overlap an input (the
+ * loops are written for the vectoriser); inputs may overlap each other.
  */
-void pw_apply_block(const pw_fn_t *fn, int64_t n, const float *a,
-                    const float *b, const float *c, float *y);
+void pw_apply_block(const pw_fn_t *fn, int64_t n, const float *restrict a,
+                    const float *restrict b, const float *restrict c,
+                    float *restrict y);
 
 #endif

@@ -239,20 +239,21 @@ static void release_if_done(slot_pool_t *pool, const pw_value_t *v, int32_t n)
         pool->used[v->slot] = 0;
 }
 
-/* Inputs of an op are released before its output is placed, so that the
- * output may reuse an input's buffer: the math reads each element before
- * writing it. */
+/* An op's output is placed before its inputs are released, so that it
+ * never shares a buffer with one (pw_apply_block needs that). */
 static cdnn_status_t place_op(pw_program_t *p, slot_pool_t *pool, int32_t n)
 {
     const pw_op_t *op = &p->ops[p->instr[n].arg];
+    pw_value_t *out = &p->values[op->out];
+    cdnn_status_t st = take_slot(p, pool, out);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
     for (int32_t k = 0; k < 3; k++)
         if (op->in[k] >= 0)
             release_if_done(pool, &p->values[op->in[k]], n);
-    pw_value_t *out = &p->values[op->out];
-    cdnn_status_t st = take_slot(p, pool, out);
-    if (st == CDNN_STATUS_SUCCESS && out->last_use < 0)
+    if (out->last_use < 0)
         pool->used[out->slot] = 0; /* nothing reads it */
-    return st;
+    return CDNN_STATUS_SUCCESS;
 }
 
 static cdnn_status_t assign_slots(pw_program_t *p)
@@ -363,8 +364,11 @@ static void store_block(cdnn_data_type_t type, void *base, int64_t s,
 {
     switch (type) {
     case CDNN_DATA_TYPE_F32:
-        for (int64_t i = 0; i < n; i++)
-            ((float *)base)[i * s] = x[i];
+        if (s == 1)
+            memcpy(base, x, (size_t)n * sizeof *x);
+        else
+            for (int64_t i = 0; i < n; i++)
+                ((float *)base)[i * s] = x[i];
         break;
     case CDNN_DATA_TYPE_F16:
         for (int64_t i = 0; i < n; i++)

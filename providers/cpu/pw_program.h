@@ -29,9 +29,10 @@
 #define PW_MAX_IO 32     /* inputs and outputs in memory */
 #define PW_MAX_OPS 64    /* pointwise nodes */
 #define PW_MAX_VALUES 128
-#define PW_MAX_SLOTS 24  /* block buffers live at once */
+/* Block buffers live at once: with PW_BLOCK floats each, 24 KiB of the
+ * running thread's stack. */
+#define PW_MAX_SLOTS 24
 #define PW_MAX_INSTR (2 * PW_MAX_VALUES + PW_MAX_IO)
-#define PW_BLOCK 256     /* elements per block: 24 slots fill 24 KiB */
 /* Graphs the fast engines take have at most this many tensors, so that
  * per-tensor tables (pointers at execute) fit on the stack. */
 #define PW_MAX_GRAPH_TENSORS 256

@@ -1,0 +1,234 @@
+/*
+ * bench_cpu.c -- times cdnn's fast CPU engines on common shapes.
+ *
+ * Each case builds one graph (the engine is chosen by cdnn as a user would
+ * get it, and printed), runs it WARMUP times, then times single executions
+ * until MIN_SECONDS have passed (at least MIN_RUNS, at most MAX_RUNS) and
+ * reports the median.  peers.py times the same shapes in NumPy and PyTorch
+ * with the same method; run.sh puts them side by side.
+ *
+ * Output, one line per case, tab-separated:
+ *   case  median_ms  gflops  engine
+ * Usage: bench_cpu [substring]   (only the cases whose name contains it)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cdnn/cdnn.h>
+
+#define WARMUP 2
+#define MIN_RUNS 5
+#define MAX_RUNS 200
+#define MIN_SECONDS 1.0
+#define MAX_TENSORS 8
+
+typedef struct bench_graph {
+    cdnn_graph_t *graph;
+    int32_t count;
+    int64_t uids[MAX_TENSORS];
+    void *ptrs[MAX_TENSORS];
+} bench_graph_t;
+
+static void die(const char *what, cdnn_status_t st)
+{
+    fprintf(stderr, "bench_cpu: %s: %s: %s\n", what, cdnn_status_string(st),
+            cdnn_last_error());
+    exit(1);
+}
+
+#define CHECK(call)                                                           \
+    do {                                                                      \
+        cdnn_status_t st_ = (call);                                           \
+        if (st_ != CDNN_STATUS_SUCCESS)                                       \
+            die(#call, st_);                                                  \
+    } while (0)
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A real f32 tensor of the graph with memory filled with small values. */
+static void real_tensor(bench_graph_t *b, int64_t uid, int32_t rank,
+                        const int64_t *dims)
+{
+    size_t n = 1;
+    for (int32_t d = 0; d < rank; d++)
+        n *= (size_t)dims[d];
+    float *p = malloc(n * sizeof *p);
+    if (!p) {
+        fprintf(stderr, "bench_cpu: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)((i * 7919u) % 1000u) / 1000.0f - 0.5f;
+    CHECK(cdnn_graph_tensor(b->graph, uid, NULL, CDNN_DATA_TYPE_F32, rank,
+                            dims, NULL));
+    b->uids[b->count] = uid;
+    b->ptrs[b->count++] = p;
+}
+
+static void virtual_tensor(bench_graph_t *b, int64_t uid)
+{
+    CHECK(cdnn_graph_tensor(b->graph, uid, NULL, CDNN_DATA_TYPE_F32, 0, NULL,
+                            NULL));
+    CHECK(cdnn_graph_tensor_set_virtual(b->graph, uid));
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Build, warm up, time; print the case's line and free everything. */
+static void time_graph(const char *name, bench_graph_t *b, double flops,
+                       cdnn_handle_t *handle)
+{
+    CHECK(cdnn_graph_build(b->graph, handle, NULL));
+    size_t ws;
+    const char *engine;
+    uint64_t id;
+    CHECK(cdnn_graph_workspace_size(b->graph, &ws));
+    CHECK(cdnn_graph_engine(b->graph, &id, &engine));
+    void *workspace = ws ? malloc(ws) : NULL;
+    for (int i = 0; i < WARMUP; i++)
+        CHECK(cdnn_graph_execute(b->graph, handle, b->count, b->uids,
+                                 b->ptrs, workspace));
+    double times[MAX_RUNS], start = now_seconds();
+    int runs = 0;
+    while (runs < MAX_RUNS &&
+           (runs < MIN_RUNS || now_seconds() - start < MIN_SECONDS)) {
+        double t0 = now_seconds();
+        CHECK(cdnn_graph_execute(b->graph, handle, b->count, b->uids,
+                                 b->ptrs, workspace));
+        times[runs++] = now_seconds() - t0;
+    }
+    qsort(times, (size_t)runs, sizeof times[0], compare_doubles);
+    double median = runs % 2 ? times[runs / 2]
+                             : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
+    printf("%s\t%.4f\t%.1f\t%s\n", name, median * 1e3, flops / median * 1e-9,
+           engine);
+    fflush(stdout);
+    free(workspace);
+    for (int32_t i = 0; i < b->count; i++)
+        free(b->ptrs[i]);
+    cdnn_graph_destroy(b->graph);
+}
+
+/* ---- cases ---- */
+
+typedef struct mm_case {
+    const char *name;
+    int64_t batch_a, batch_b, m, n, k;
+    int epilogue; /* + bias, gelu */
+} mm_case_t;
+
+static void add_pointwise(bench_graph_t *b, cdnn_pointwise_mode_t mode,
+                          int64_t x, int64_t y, int64_t out)
+{
+    cdnn_pointwise_attr_t attr;
+    cdnn_pointwise_attr_init(&attr, mode);
+    CHECK(cdnn_graph_pointwise(b->graph, cdnn_pointwise_mode_name(mode),
+                               &attr, x, y, CDNN_UID_NONE, out));
+}
+
+static void bench_matmul(const mm_case_t *c, cdnn_handle_t *handle)
+{
+    bench_graph_t b = {0};
+    CHECK(cdnn_graph_create(&b.graph));
+    int64_t batch = c->batch_a > c->batch_b ? c->batch_a : c->batch_b;
+    int64_t ad[3] = {c->batch_a, c->m, c->k}, bd[3] = {c->batch_b, c->k, c->n};
+    int64_t cd[3] = {batch, c->m, c->n}, bias[3] = {1, 1, c->n};
+    real_tensor(&b, 1, 3, ad);
+    real_tensor(&b, 2, 3, bd);
+    if (!c->epilogue) {
+        real_tensor(&b, 3, 3, cd);
+        CHECK(cdnn_graph_matmul(b.graph, "mm", 1, 2, 3));
+    } else {
+        virtual_tensor(&b, 3);
+        real_tensor(&b, 4, 3, bias);
+        virtual_tensor(&b, 5);
+        real_tensor(&b, 6, 3, cd);
+        CHECK(cdnn_graph_matmul(b.graph, "mm", 1, 2, 3));
+        add_pointwise(&b, CDNN_PW_ADD, 3, 4, 5);
+        add_pointwise(&b, CDNN_PW_GELU_FWD, 5, CDNN_UID_NONE, 6);
+    }
+    time_graph(c->name, &b, 2.0 * (double)(batch * c->m * c->n * c->k),
+               handle);
+}
+
+typedef struct conv_case {
+    const char *name;
+    int64_t n, c, h, w, k, r, s, pad, stride;
+    int epilogue; /* + bias, relu */
+} conv_case_t;
+
+static void bench_conv(const conv_case_t *c, cdnn_handle_t *handle)
+{
+    bench_graph_t b = {0};
+    CHECK(cdnn_graph_create(&b.graph));
+    cdnn_conv_attr_t attr;
+    cdnn_conv_attr_init(&attr, 2);
+    for (int d = 0; d < 2; d++) {
+        attr.pre_padding[d] = attr.post_padding[d] = c->pad;
+        attr.stride[d] = c->stride;
+    }
+    int64_t oh = (c->h + 2 * c->pad - c->r) / c->stride + 1;
+    int64_t ow = (c->w + 2 * c->pad - c->s) / c->stride + 1;
+    int64_t xd[4] = {c->n, c->c, c->h, c->w}, wd[4] = {c->k, c->c, c->r, c->s};
+    int64_t yd[4] = {c->n, c->k, oh, ow}, bias[4] = {1, c->k, 1, 1};
+    real_tensor(&b, 1, 4, xd);
+    real_tensor(&b, 2, 4, wd);
+    if (!c->epilogue) {
+        real_tensor(&b, 3, 4, yd);
+        CHECK(cdnn_graph_conv_fwd(b.graph, "conv", &attr, 1, 2, 3));
+    } else {
+        virtual_tensor(&b, 3);
+        real_tensor(&b, 4, 4, bias);
+        virtual_tensor(&b, 5);
+        real_tensor(&b, 6, 4, yd);
+        CHECK(cdnn_graph_conv_fwd(b.graph, "conv", &attr, 1, 2, 3));
+        add_pointwise(&b, CDNN_PW_ADD, 3, 4, 5);
+        add_pointwise(&b, CDNN_PW_RELU_FWD, 5, CDNN_UID_NONE, 6);
+    }
+    double flops = 2.0 * (double)(c->n * c->k * oh * ow * c->c * c->r * c->s);
+    time_graph(c->name, &b, flops, handle);
+}
+
+/* Keep the names in step with peers.py. */
+static const mm_case_t mm_cases[] = {
+    {"matmul 256x256x256", 1, 1, 256, 256, 256, 0},
+    {"matmul 1024x1024x1024", 1, 1, 1024, 1024, 1024, 0},
+    {"matmul 2048x2048x2048", 1, 1, 2048, 2048, 2048, 0},
+    {"matmul batched 64x[256x64]@[64x256]", 64, 64, 256, 256, 64, 0},
+    {"matmul [8x512x1024]@[1024x1024]", 8, 1, 512, 1024, 1024, 0},
+    {"matmul+bias+gelu 1024x1024x1024", 1, 1, 1024, 1024, 1024, 1},
+};
+
+static const conv_case_t conv_cases[] = {
+    {"conv 3x3 N8 C64 56x56 K64", 8, 64, 56, 56, 64, 3, 3, 1, 1, 0},
+    {"conv 3x3 N8 C256 14x14 K256", 8, 256, 14, 14, 256, 3, 3, 1, 1, 0},
+    {"conv 1x1 N8 C256 56x56 K64", 8, 256, 56, 56, 64, 1, 1, 0, 1, 0},
+    {"conv 3x3 s2 N8 C128 28x28 K256", 8, 128, 28, 28, 256, 3, 3, 1, 2, 0},
+    {"conv+bias+relu 3x3 N8 C64 56x56 K64", 8, 64, 56, 56, 64, 3, 3, 1, 1, 1},
+};
+
+int main(int argc, char **argv)
+{
+    const char *only = argc > 1 ? argv[1] : "";
+    cdnn_handle_t *handle;
+    CHECK(cdnn_handle_create(&handle, "cpu"));
+    for (size_t i = 0; i < sizeof mm_cases / sizeof mm_cases[0]; i++)
+        if (strstr(mm_cases[i].name, only))
+            bench_matmul(&mm_cases[i], handle);
+    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++)
+        if (strstr(conv_cases[i].name, only))
+            bench_conv(&conv_cases[i], handle);
+    cdnn_handle_destroy(handle);
+    return 0;
+}

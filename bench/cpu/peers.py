@@ -1,0 +1,121 @@
+"""Times the shapes of bench_cpu.c in NumPy (OpenBLAS) and PyTorch (CPU).
+
+Same method as bench_cpu: WARMUP untimed runs, then single runs timed until
+MIN_SECONDS have passed (at least MIN_RUNS, at most MAX_RUNS); the median
+is reported.  Output, one line per (case, peer), tab-separated:
+    case  peer  median_ms
+A peer that has no such operation (NumPy has no convolution) prints "n/a".
+PyTorch is given as many threads as the machine has CPUs, like OpenBLAS,
+because it may otherwise default to fewer.
+
+Usage: /usr/bin/python3 peers.py [substring]
+"""
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+WARMUP = 2
+MIN_RUNS = 5
+MAX_RUNS = 200
+MIN_SECONDS = 1.0
+
+# Keep the names in step with bench_cpu.c.
+MATMUL_CASES = [
+    # name, batch_a, batch_b, m, n, k, epilogue (+ bias, gelu)
+    ("matmul 256x256x256", 1, 1, 256, 256, 256, False),
+    ("matmul 1024x1024x1024", 1, 1, 1024, 1024, 1024, False),
+    ("matmul 2048x2048x2048", 1, 1, 2048, 2048, 2048, False),
+    ("matmul batched 64x[256x64]@[64x256]", 64, 64, 256, 256, 64, False),
+    ("matmul [8x512x1024]@[1024x1024]", 8, 1, 512, 1024, 1024, False),
+    ("matmul+bias+gelu 1024x1024x1024", 1, 1, 1024, 1024, 1024, True),
+]
+
+CONV_CASES = [
+    # name, n, c, h, w, k, r, s, pad, stride, epilogue (+ bias, relu)
+    ("conv 3x3 N8 C64 56x56 K64", 8, 64, 56, 56, 64, 3, 3, 1, 1, False),
+    ("conv 3x3 N8 C256 14x14 K256", 8, 256, 14, 14, 256, 3, 3, 1, 1, False),
+    ("conv 1x1 N8 C256 56x56 K64", 8, 256, 56, 56, 64, 1, 1, 0, 1, False),
+    ("conv 3x3 s2 N8 C128 28x28 K256", 8, 128, 28, 28, 256, 3, 3, 1, 2,
+     False),
+    ("conv+bias+relu 3x3 N8 C64 56x56 K64", 8, 64, 56, 56, 64, 3, 3, 1, 1,
+     True),
+]
+
+
+def median_ms(fn):
+    for _ in range(WARMUP):
+        fn()
+    times = []
+    start = time.perf_counter()
+    while len(times) < MAX_RUNS and (
+            len(times) < MIN_RUNS or time.perf_counter() - start < MIN_SECONDS):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def values(shape):
+    """Small values, as bench_cpu fills its tensors."""
+    n = int(np.prod(shape))
+    v = ((np.arange(n, dtype=np.int64) * 7919) % 1000) / 1000.0 - 0.5
+    return v.astype(np.float32).reshape(shape)
+
+
+def emit(name, peer, ms):
+    text = "n/a" if ms is None else "%.4f" % ms
+    print("%s\t%s\t%s" % (name, peer, text), flush=True)
+
+
+def numpy_gelu(x):
+    # NumPy has no erf; the tanh form is what a NumPy user would write.
+    return 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+
+
+def bench_matmul(case):
+    name, ba, bb, m, n, k, epilogue = case
+    a, b = values((ba, m, k)), values((bb, k, n))
+    bias = values((1, 1, n))
+    ta, tb, tbias = (torch.from_numpy(x) for x in (a, b, bias))
+    if epilogue:
+        emit(name, "numpy", median_ms(lambda: numpy_gelu(a @ b + bias)))
+        emit(name, "torch",
+             median_ms(lambda: F.gelu(torch.matmul(ta, tb) + tbias)))
+    else:
+        emit(name, "numpy", median_ms(lambda: np.matmul(a, b)))
+        emit(name, "torch", median_ms(lambda: torch.matmul(ta, tb)))
+
+
+def bench_conv(case):
+    name, n, c, h, w, k, r, s, pad, stride, epilogue = case
+    x = torch.from_numpy(values((n, c, h, w)))
+    wt = torch.from_numpy(values((k, c, r, s)))
+    bias = torch.from_numpy(values((k,)))
+    emit(name, "numpy", None)
+    if epilogue:
+        run = lambda: F.relu(F.conv2d(x, wt, bias, stride=stride,
+                                      padding=pad))
+    else:
+        run = lambda: F.conv2d(x, wt, stride=stride, padding=pad)
+    with torch.no_grad():
+        emit(name, "torch", median_ms(run))
+
+
+def main():
+    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    torch.set_num_threads(os.cpu_count() or 1)
+    for case in MATMUL_CASES:
+        if only in case[0]:
+            bench_matmul(case)
+    for case in CONV_CASES:
+        if only in case[0]:
+            bench_conv(case)
+
+
+if __name__ == "__main__":
+    main()
