@@ -11,8 +11,8 @@ BUILD ?= build
 BUILD_SAN ?= build-asan
 JOBS ?= $(shell nproc)
 
-BUILD_DEPS = build-essential cmake pkg-config libssl-dev libopenblas-dev
-TEST_DEPS = libcmocka-dev python3-numpy
+BUILD_DEPS = build-essential cmake pkg-config libssl-dev libopenblas-dev libjansson-dev
+TEST_DEPS = libcmocka-dev python3-numpy flatbuffers-compiler python3-flatbuffers
 BENCH_DEPS = python3-numpy python3-torch
 
 .PHONY: all deps build demo test test-asan install bench clean

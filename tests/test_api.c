@@ -212,7 +212,7 @@ static void test_execute_checks_pack(void **state)
                  CDNN_STATUS_BAD_PARAM, "uid 77 names no tensor");
     int64_t virt[] = {1, 3, 2};
     expect_error(cdnn_graph_execute(b->g, b->h, 3, virt, three, b->ws),
-                 CDNN_STATUS_BAD_PARAM, "'s' (uid 2) is virtual");
+                 CDNN_STATUS_BAD_PARAM, "tensor 's' (uid 2) is virtual");
     void *misaligned[] = {(char *)b->x + 4, b->y};
     expect_error(cdnn_graph_execute(b->g, b->h, 2, uids, misaligned, b->ws),
                  CDNN_STATUS_BAD_PARAM, "aligned to 16 bytes");

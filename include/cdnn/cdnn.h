@@ -580,6 +580,24 @@ CDNN_API cdnn_status_t cdnn_graph_engine(const cdnn_graph_t *graph,
 CDNN_API cdnn_status_t cdnn_graph_workspace_size(const cdnn_graph_t *graph,
                                                  size_t *bytes);
 
+/** A tensor the plan reads or writes through the variant pack. */
+typedef struct cdnn_tensor_io {
+    int64_t uid;
+    cdnn_data_type_t type;
+    size_t span_bytes;  /* bytes its strides span: what to allocate */
+    int64_t alignment;  /* required pointer alignment; 0 when none */
+    int32_t is_output;  /* written by the plan; else only read */
+} cdnn_tensor_io_t;
+
+/**
+ * The tensors execute needs pointers for, in declaration order; works for
+ * plans loaded without their graph too.  tensors may be NULL to count; at
+ * most cap are written and *count is the total.  BAD_STATE before a build.
+ */
+CDNN_API cdnn_status_t cdnn_graph_io_tensors(const cdnn_graph_t *graph,
+                                             cdnn_tensor_io_t *tensors,
+                                             int32_t cap, int32_t *count);
+
 /**
  * Run the plan.  uids[i] names the tensor at ptrs[i]; every tensor that is
  * not virtual and not a pass-by-value scalar must be given, on the
@@ -591,6 +609,117 @@ CDNN_API cdnn_status_t cdnn_graph_execute(const cdnn_graph_t *graph,
                                           cdnn_handle_t *handle, int32_t n,
                                           const int64_t *uids,
                                           void *const *ptrs, void *workspace);
+
+/* ------------------------------------------------------------------------
+ * Saving and loading
+ *
+ * Three artifacts, each a FlatBuffers buffer with its own file identifier
+ * and format version (docs/FORMATS.md):
+ *   graph  "CDGR"  the graph as declared
+ *   plan   "CDPL"  the built plan: engine, device, tensor uids, workspace,
+ *                  the provider's payload, and a SHA-256 over all of it
+ *   container "CDGP"  a graph's bytes and (optionally) its plan's bytes,
+ *                  each stored whole
+ * The rules they keep are SPEC §4's; the headline ones:
+ *   - a loaded plan saves exactly the bytes it was loaded from, without
+ *     asking its provider (rule 1);
+ *   - saving is deterministic, and the first save's bytes are kept and
+ *     returned by every later save of the same plan (rule 9);
+ *   - loaders check identifier, version, bounds and digest before using a
+ *     byte; damage gives CORRUPT_DATA, a newer major NOT_SUPPORTED, and an
+ *     artifact of another kind BAD_PARAM naming both kinds (rules 7, 8).
+ * Saved plans carry what their engine runs; load only plans from sources
+ * you trust.
+ * ------------------------------------------------------------------------ */
+
+typedef enum cdnn_save_form {
+    CDNN_SAVE_GRAPH = 1,          /* the graph alone */
+    CDNN_SAVE_PLAN = 2,           /* the plan alone */
+    CDNN_SAVE_GRAPH_AND_PLAN = 3, /* a container with both */
+} cdnn_save_form_t;
+
+/**
+ * Save the graph, its plan, or both.  With buf NULL only *size is set.
+ * With cap < the size, fails with SIZE_INSUFFICIENT, sets *size, and
+ * writes nothing.  PLAN and GRAPH_AND_PLAN need a built or loaded plan; a
+ * graph loaded from a bare plan has no graph to save.
+ */
+CDNN_API cdnn_status_t cdnn_graph_save(cdnn_graph_t *graph,
+                                       cdnn_save_form_t form, void *buf,
+                                       size_t cap, size_t *size);
+
+/**
+ * Load a graph from a graph or a container.  With a handle, a container's
+ * plan is loaded too (on that handle's device), so the graph executes at
+ * once; with handle NULL only the graph is loaded.
+ */
+CDNN_API cdnn_status_t cdnn_graph_load(cdnn_graph_t **graph,
+                                       cdnn_handle_t *handle,
+                                       const void *bytes, size_t size);
+
+/**
+ * Load a plan from a plan or a container (its plan part) on the handle's
+ * device, without selection or compilation.  The result is a plan-only
+ * graph: it executes by uid and saves in PLAN form, but has no graph
+ * (tensor shapes, nodes) of its own.
+ */
+CDNN_API cdnn_status_t cdnn_plan_load(cdnn_graph_t **graph,
+                                      cdnn_handle_t *handle, const void *bytes,
+                                      size_t size);
+
+#define CDNN_BLOB_GRAPH 1u
+#define CDNN_BLOB_PLAN 2u
+
+/**
+ * What a blob holds, without loading it: CDNN_BLOB_GRAPH, CDNN_BLOB_PLAN
+ * or both (a container).  The container's structure is verified; nothing
+ * else is.  CORRUPT_DATA for bytes that are no cdnn artifact.
+ */
+CDNN_API cdnn_status_t cdnn_blob_contents(const void *bytes, size_t size,
+                                          uint32_t *flags);
+
+/** What a blob holds, as read by cdnn_blob_inspect. */
+typedef struct cdnn_blob_info {
+    uint32_t contents;              /* CDNN_BLOB_GRAPH | CDNN_BLOB_PLAN */
+    uint16_t container_major, container_minor; /* 0.0 unless a container */
+    uint16_t graph_major, graph_minor;         /* when it holds a graph */
+    /* When it holds a plan: */
+    uint16_t plan_major, plan_minor;
+    int32_t plan_verified;          /* envelope, SHA-256 and body checked */
+    uint64_t engine_id;
+    const char *engine_name;
+    const char *provider_name;      /* that saved it; diagnostic */
+    const char *provider_version;
+    const char *device;             /* "cpu" or "cuda (sm_90)" */
+    uint64_t workspace_size;
+    uint16_t payload_major, payload_minor;
+    size_t payload_size;
+    char graph_content_key[65];     /* of the graph the plan was built from */
+    int32_t tensor_count;
+    const cdnn_tensor_io_t *tensors; /* the plan's variant-pack tensors */
+} cdnn_blob_info_t;
+
+/**
+ * Read what a blob is without loading it: no handle, no provider, nothing
+ * run.  Everything is verified as a load would (a damaged plan fails with
+ * CORRUPT_DATA).  *info is released with cdnn_blob_info_destroy.
+ */
+CDNN_API cdnn_status_t cdnn_blob_inspect(const void *bytes, size_t size,
+                                         cdnn_blob_info_t **info);
+
+CDNN_API void cdnn_blob_info_destroy(cdnn_blob_info_t *info);
+
+/**
+ * The graph as JSON: the FlatBuffers JSON form of schema/graph.fbs, which
+ * Debian's flatc converts to and from the binary graph form.  *json is
+ * NUL-terminated and released with free().
+ */
+CDNN_API cdnn_status_t cdnn_graph_to_json(const cdnn_graph_t *graph,
+                                          char **json);
+
+/** A graph from its JSON form (see cdnn_graph_to_json). */
+CDNN_API cdnn_status_t cdnn_graph_from_json(cdnn_graph_t **graph,
+                                            const char *json, size_t size);
 
 #ifdef __cplusplus
 }

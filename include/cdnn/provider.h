@@ -143,6 +143,24 @@ typedef struct cdnn_provider_host {
     uint32_t struct_size;
     /** Log a line; level as cdnn_log_level_t.  Thread-safe. */
     void (*log)(cdnn_log_level_t level, const char *message);
+
+    /* Graph bytes for providers whose payload must carry the graph (the
+     * CPU provider's engines run from the graph itself).  The bytes are the
+     * graph format of schema/graph.fbs, so a payload never invents a graph
+     * format of its own. */
+
+    /** Encode a view as graph bytes; *bytes is released with release_bytes. */
+    cdnn_status_t (*graph_encode)(const cdnn_graph_view_t *view,
+                                  uint8_t **bytes, size_t *size);
+    void (*release_bytes)(uint8_t *bytes);
+    /** Decode and validate graph bytes (treated as hostile).  *view lives
+     * until release_graph(*token). */
+    cdnn_status_t (*graph_decode)(const uint8_t *bytes, size_t size,
+                                  const cdnn_graph_view_t **view,
+                                  void **token);
+    void (*release_graph)(void *token);
+    /** The calling thread's cdnn message, after a failed host call. */
+    const char *(*last_error)(void);
 } cdnn_provider_host_t;
 
 typedef struct cdnn_knob_value {
@@ -163,6 +181,11 @@ typedef struct cdnn_provider_engine {
     const char *name; /* "<provider>:<engine>", stable forever */
     /** Build order among applicable engines: higher goes first. */
     int32_t rank;
+    /** The payload format context_save writes and context_restore reads.
+     * A saved plan loads if its payload major equals this major and its
+     * minor is at most this minor. */
+    uint16_t payload_major;
+    uint16_t payload_minor;
 } cdnn_provider_engine_t;
 
 /* ------------------------------------------------------------------------
@@ -206,9 +229,17 @@ typedef struct cdnn_provider {
     /** The calling thread's message for the provider's last failure. */
     const char *(*last_error)(void *state);
 
-    /* Optional (NULL when the provider cannot save plans). */
+    /* Optional (both NULL when the provider cannot save plans). */
+
+    /** Write the context's payload: with buf NULL set *size only; with cap
+     * too small fail with SIZE_INSUFFICIENT.  The same context must give
+     * the same bytes every time. */
     cdnn_status_t (*context_save)(void *context, void *buf, size_t cap,
                                   size_t *size);
+    /** Make a context from a payload that context_save wrote, possibly in
+     * another process or with an older provider version.  The payload is
+     * hostile until checked.  graph is the plan's graph when the plan was
+     * loaded together with it, else NULL. */
     cdnn_status_t (*context_restore)(void *state, int32_t engine,
                                      const cdnn_device_view_t *device,
                                      const cdnn_graph_view_t *graph,

@@ -4,6 +4,9 @@
 #include "cpu_engine.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "payload.h"
 
 #define CPU_PROVIDER_VERSION "0.1.0"
 
@@ -17,16 +20,26 @@ static const cpu_engine_t *const cpu_engines[] = {
 };
 #define CPU_ENGINE_COUNT ((int32_t)(sizeof cpu_engines / sizeof cpu_engines[0]))
 
-/* An execution context: the engine that made it and the engine's own. */
+/* An execution context: the engine that made it, the engine's own, and
+ * the payload that rebuilds it (engine, knobs, graph), made at creation so
+ * that saving never fails for want of the graph. */
 typedef struct cpu_context {
     const cpu_engine_t *engine;
     void *inner;
+    uint8_t *payload;
+    size_t payload_size;
 } cpu_context_t;
+
+/* The host's services, for the graph bytes in payloads. */
+static const cdnn_provider_host_t *cpu_host;
 
 static cdnn_status_t cpu_init(const cdnn_provider_host_t *host, void **state)
 {
-    (void)host;
     *state = NULL;
+    if (!host || host->struct_size < sizeof *host || !host->graph_encode)
+        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+                        "the cdnn loading this provider offers no graph encoding");
+    cpu_host = host;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -59,6 +72,8 @@ static cdnn_status_t cpu_engine_info(void *state, int32_t index,
         return st;
     info->name = e->name;
     info->rank = e->rank;
+    info->payload_major = CPU_PAYLOAD_MAJOR;
+    info->payload_minor = CPU_PAYLOAD_MINOR;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -84,6 +99,35 @@ static cdnn_status_t cpu_applicable(void *state, int32_t index,
     return st;
 }
 
+static void context_free(cpu_context_t *ctx)
+{
+    if (!ctx)
+        return;
+    if (ctx->inner)
+        ctx->engine->destroy(ctx->inner);
+    free(ctx->payload);
+    free(ctx);
+}
+
+static cdnn_status_t host_failure(cdnn_status_t st, const char *what)
+{
+    return cpu_fail(st, "%s: %s", what, cpu_host->last_error());
+}
+
+static cdnn_status_t make_payload(cpu_context_t *ctx, const cdnn_graph_view_t *graph,
+                                  const cdnn_knob_value_t *knobs, int32_t knob_count)
+{
+    uint8_t *graph_bytes = NULL;
+    size_t graph_size = 0;
+    cdnn_status_t st = cpu_host->graph_encode(graph, &graph_bytes, &graph_size);
+    if (st != CDNN_STATUS_SUCCESS)
+        return host_failure(st, "encoding the graph for the plan payload");
+    st = cpu_payload_encode(ctx->engine->name, knobs, knob_count, graph_bytes,
+                            graph_size, &ctx->payload, &ctx->payload_size);
+    cpu_host->release_bytes(graph_bytes);
+    return st;
+}
+
 static cdnn_status_t cpu_context_create(void *state, int32_t index,
                                         const cdnn_device_view_t *device,
                                         const cdnn_graph_view_t *graph,
@@ -98,12 +142,67 @@ static cdnn_status_t cpu_context_create(void *state, int32_t index,
         return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     ctx->engine = cpu_engines[index];
     st = ctx->engine->create(device, graph, knobs, knob_count, &ctx->inner);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = make_payload(ctx, graph, knobs, knob_count);
     if (st != CDNN_STATUS_SUCCESS) {
-        free(ctx);
+        context_free(ctx);
         return st;
     }
     *context = ctx;
     return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t cpu_context_save(void *context, void *buf, size_t cap,
+                                      size_t *size)
+{
+    const cpu_context_t *ctx = context;
+    *size = ctx->payload_size;
+    if (!buf)
+        return CDNN_STATUS_SUCCESS;
+    if (cap < ctx->payload_size)
+        return cpu_fail(CDNN_STATUS_SIZE_INSUFFICIENT, "the payload needs %zu bytes, "
+                        "%zu given", ctx->payload_size, cap);
+    memcpy(buf, ctx->payload, ctx->payload_size);
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Build a context from a decoded payload's graph, as a build would. */
+static cdnn_status_t restore_from(void *state, int32_t index,
+                                  const cdnn_device_view_t *device,
+                                  const cpu_payload_t *p, void **context)
+{
+    const cdnn_graph_view_t *view = NULL;
+    void *token = NULL;
+    cdnn_status_t st = cpu_host->graph_decode(p->graph, p->graph_size, &view, &token);
+    if (st != CDNN_STATUS_SUCCESS)
+        return host_failure(st, "the payload's graph does not load");
+    st = cpu_context_create(state, index, device, view, p->knobs, p->knob_count, context);
+    cpu_host->release_graph(token);
+    return st;
+}
+
+static cdnn_status_t cpu_context_restore(void *state, int32_t index,
+                                         const cdnn_device_view_t *device,
+                                         const cdnn_graph_view_t *graph,
+                                         const void *payload, size_t size,
+                                         void **context)
+{
+    (void)graph; /* the payload carries the graph the plan was built from */
+    const cpu_engine_t *e = NULL;
+    cpu_payload_t p;
+    cdnn_status_t st = engine_at(index, &e);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    st = cpu_payload_decode(payload, size, &p);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    if (strcmp(p.engine, e->name) != 0)
+        st = cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is for engine %s, not %s",
+                      p.engine, e->name);
+    else
+        st = restore_from(state, index, device, &p, context);
+    cpu_payload_free(&p);
+    return st;
 }
 
 static cdnn_status_t cpu_workspace_size(void *context, size_t *bytes)
@@ -120,11 +219,7 @@ static cdnn_status_t cpu_execute(void *context, const cdnn_exec_args_t *args)
 
 static void cpu_context_destroy(void *context)
 {
-    cpu_context_t *ctx = context;
-    if (!ctx)
-        return;
-    ctx->engine->destroy(ctx->inner);
-    free(ctx);
+    context_free(context);
 }
 
 static const char *cpu_provider_last_error(void *state)
@@ -149,6 +244,8 @@ static const cdnn_provider_t cpu_provider = {
     .execute = cpu_execute,
     .context_destroy = cpu_context_destroy,
     .last_error = cpu_provider_last_error,
+    .context_save = cpu_context_save,
+    .context_restore = cpu_context_restore,
 };
 
 __attribute__((visibility("default"))) const cdnn_provider_t *

@@ -184,46 +184,100 @@ static cdnn_status_t collect_candidates(cdnn_graph_t *g, const cdnn_handle_t *h,
 
 /* ---- plans ------------------------------------------------------------------ */
 
+cdnn_status_t plan_create(const engine_slot_t *e, void *context,
+                          const cdnn_handle_t *h, plan_t **out)
+{
+    plan_t *plan = calloc(1, sizeof *plan);
+    cdnn_status_t st = plan ? registry_acquire()
+                            : cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    if (st != CDNN_STATUS_SUCCESS) {
+        free(plan);
+        e->provider->table->context_destroy(context);
+        return st;
+    }
+    plan->engine = e;
+    plan->context = context;
+    plan->device_kind = h->device.kind;
+    plan->device_ordinal = h->device.ordinal;
+    plan->device_arch = h->device.arch;
+    snprintf(plan->device_string, sizeof plan->device_string, "%s", h->device_string);
+    pthread_mutex_init(&plan->save_lock, NULL);
+    *out = plan;
+    return CDNN_STATUS_SUCCESS;
+}
+
 void plan_destroy(plan_t *plan)
 {
     if (!plan)
         return;
-    if (plan->context)
-        plan->engine->provider->table->context_destroy(plan->context);
+    plan->engine->provider->table->context_destroy(plan->context);
+    pthread_mutex_destroy(&plan->save_lock);
+    free(plan->tensors);
+    free(plan->saved);
     free(plan);
     registry_release();
 }
 
+/* Bytes a tensor's strides span: (largest offset + 1) elements. */
+static uint64_t span_bytes(const cdnn_tensor_view_t *t)
+{
+    uint64_t last = 0;
+    for (int32_t d = 0; d < t->rank; d++)
+        last += (uint64_t)(t->dims[d] - 1) * (uint64_t)t->strides[d];
+    return (last + 1) * cdnn_data_type_size(t->type);
+}
+
+static int is_written(const cdnn_graph_view_t *g, int32_t ti)
+{
+    for (int32_t n = 0; n < g->node_count; n++)
+        for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++)
+            if (g->nodes[n].outputs[p] == ti)
+                return 1;
+    return 0;
+}
+
+/* The tensors a built plan takes pointers for: not virtual, not scalar. */
+static cdnn_status_t list_plan_tensors(const cdnn_graph_view_t *g, plan_t *plan)
+{
+    plan->tensors = calloc((size_t)g->tensor_count + 1, sizeof *plan->tensors);
+    if (!plan->tensors)
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    for (int32_t i = 0; i < g->tensor_count; i++) {
+        const cdnn_tensor_view_t *t = &g->tensors[i];
+        if (!t->is_virtual && !t->is_scalar)
+            plan->tensors[plan->tensor_count++] = (plan_tensor_t){
+                t->uid, t->alignment, span_bytes(t), t->type, is_written(g, i)};
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Create e's context and check its workspace against the limit. */
 static cdnn_status_t try_engine(cdnn_graph_t *g, const cdnn_handle_t *h,
                                 const cdnn_build_options_t *opts,
-                                const engine_slot_t *e, plan_t *plan,
-                                reasons_t *reasons)
+                                const engine_slot_t *e, void **context,
+                                size_t *workspace, reasons_t *reasons)
 {
     const cdnn_provider_t *t = e->provider->table;
-    size_t workspace = 0;
-    void *context = NULL;
     cdnn_knob_value_t *knobs = opts ? opts->knobs : NULL;
     int32_t knob_count = opts ? opts->knob_count : 0;
+    *context = NULL;
     if (t->context_create(e->provider->state, e->index, &h->device, &g->view, knobs,
-                          knob_count, &context) != CDNN_STATUS_SUCCESS ||
-        t->workspace_size(context, &workspace) != CDNN_STATUS_SUCCESS) {
+                          knob_count, context) != CDNN_STATUS_SUCCESS ||
+        t->workspace_size(*context, workspace) != CDNN_STATUS_SUCCESS) {
         add_reason(reasons, e, registry_provider_error(e->provider));
-        if (context)
-            t->context_destroy(context);
+        if (*context)
+            t->context_destroy(*context);
         return CDNN_STATUS_NOT_SUPPORTED;
     }
     int64_t limit = knob_value(opts, "global.workspace_limit", -1);
-    if (limit >= 0 && workspace > (uint64_t)limit) {
+    if (limit >= 0 && *workspace > (uint64_t)limit) {
         char why[160];
         snprintf(why, sizeof why, "needs %zu workspace bytes, over "
-                 "global.workspace_limit %lld", workspace, (long long)limit);
+                 "global.workspace_limit %lld", *workspace, (long long)limit);
         add_reason(reasons, e, why);
-        t->context_destroy(context);
+        t->context_destroy(*context);
         return CDNN_STATUS_NOT_SUPPORTED;
     }
-    plan->engine = e;
-    plan->context = context;
-    plan->workspace = workspace;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -252,11 +306,44 @@ static cdnn_status_t check_build_knobs(const cdnn_build_options_t *opts)
     return CDNN_STATUS_SUCCESS;
 }
 
+/* The first candidate whose context is created, as a plan. */
+static cdnn_status_t select_engine(cdnn_graph_t *g, const cdnn_handle_t *h,
+                                   const cdnn_build_options_t *opts, plan_t **out)
+{
+    reasons_t *reasons = calloc(1, sizeof *reasons);
+    candidates_t cands = {0};
+    if (!reasons)
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory building a plan");
+    cdnn_status_t st = collect_candidates(g, h, opts, &cands, reasons);
+    if (st == CDNN_STATUS_SUCCESS) {
+        st = CDNN_STATUS_NOT_SUPPORTED;
+        void *context = NULL;
+        size_t workspace = 0;
+        const engine_slot_t *winner = NULL;
+        for (int32_t i = 0; st == CDNN_STATUS_NOT_SUPPORTED && i < cands.count; i++) {
+            winner = cands.engines[i];
+            st = try_engine(g, h, opts, winner, &context, &workspace, reasons);
+        }
+        if (st == CDNN_STATUS_NOT_SUPPORTED)
+            no_engine(g, h, reasons);
+        else if (st == CDNN_STATUS_SUCCESS &&
+                 (st = plan_create(winner, context, h, out)) == CDNN_STATUS_SUCCESS)
+            (*out)->workspace = workspace;
+    }
+    free(cands.engines);
+    free(reasons);
+    return st;
+}
+
 cdnn_status_t cdnn_graph_build(cdnn_graph_t *graph, cdnn_handle_t *handle,
                                const cdnn_build_options_t *opts)
 {
     CDNN_CHECK_ARG(graph);
     CDNN_CHECK_ARG(handle);
+    if (graph->plan_only)
+        return cdnn_fail(CDNN_STATUS_BAD_STATE,
+                         "the graph was loaded from a bare plan and has no graph "
+                         "to build from; load the graph (or a container) to rebuild");
     cdnn_status_t st = cdnn_graph_validate(graph);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_build_knobs(opts);
@@ -264,31 +351,16 @@ cdnn_status_t cdnn_graph_build(cdnn_graph_t *graph, cdnn_handle_t *handle,
         return st;
     plan_destroy(graph->plan);
     graph->plan = NULL;
-
-    plan_t *plan = calloc(1, sizeof *plan);
-    reasons_t *reasons = calloc(1, sizeof *reasons);
-    candidates_t cands = {0};
-    if (!plan || !reasons || registry_acquire() != CDNN_STATUS_SUCCESS) {
-        free(plan);
-        free(reasons);
-        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory building a plan");
-    }
-    st = collect_candidates(graph, handle, opts, &cands, reasons);
-    int32_t i = 0;
-    for (st = st ? st : CDNN_STATUS_NOT_SUPPORTED; st && i < cands.count; i++)
-        st = try_engine(graph, handle, opts, cands.engines[i], plan, reasons);
-    if (st == CDNN_STATUS_NOT_SUPPORTED)
-        no_engine(graph, handle, reasons);
-    free(cands.engines);
-    free(reasons);
+    plan_t *plan = NULL;
+    st = select_engine(graph, handle, opts, &plan);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = list_plan_tensors(&graph->view, plan);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = graph_content_digest(graph, plan->content_key);
     if (st != CDNN_STATUS_SUCCESS) {
         plan_destroy(plan);
         return st;
     }
-    plan->device_kind = handle->device.kind;
-    plan->device_ordinal = handle->device.ordinal;
-    snprintf(plan->device_string, sizeof plan->device_string, "%s",
-             handle->device_string);
     graph->plan = plan;
     cdnn_log(CDNN_LOG_INFO, "graph '%s': built with engine %s on %s",
              graph->name ? graph->name : "(unnamed)", plan->engine->name,
@@ -345,36 +417,57 @@ cdnn_status_t cdnn_graph_workspace_size(const cdnn_graph_t *graph, size_t *bytes
 
 /* ---- execution -------------------------------------------------------------- */
 
-static cdnn_status_t check_variant_pack(const cdnn_graph_t *g, int32_t n,
-                                        const int64_t *uids, void *const *ptrs)
+/* "tensor 'x' (uid 1)", or "tensor uid 1" where the graph is not at hand. */
+static const char *tensor_label(const cdnn_graph_t *g, int64_t uid, char *buf,
+                                size_t cap)
 {
+    int32_t ti = g->validated ? graph_find_tensor(g, uid) : -1;
+    if (ti >= 0)
+        snprintf(buf, cap, "tensor '%s' (uid %lld)", g->tensors[ti].name, (long long)uid);
+    else
+        snprintf(buf, cap, "tensor uid %lld", (long long)uid);
+    return buf;
+}
+
+/* Why uid takes no pointer: virtual, scalar, or unknown. */
+static const char *not_in_plan(const cdnn_graph_t *g, int64_t uid)
+{
+    int32_t ti = g->validated ? graph_find_tensor(g, uid) : -1;
+    if (ti < 0)
+        return "names no tensor the plan reads or writes";
+    return g->tensor_views[ti].is_virtual ? "is virtual and takes no pointer"
+                                          : "is a pass-by-value scalar and takes no pointer";
+}
+
+static cdnn_status_t check_variant_pack(const cdnn_graph_t *g, const plan_t *plan,
+                                        int32_t n, const int64_t *uids,
+                                        void *const *ptrs)
+{
+    char label[160];
     for (int32_t i = 0; i < n; i++) {
-        int32_t ti = graph_find_tensor(g, uids[i]);
-        if (ti < 0)
-            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "variant pack entry %d: uid %lld "
-                             "names no tensor of the graph", i, (long long)uids[i]);
-        const cdnn_tensor_view_t *t = &g->tensor_views[ti];
-        if (t->is_virtual || t->is_scalar)
-            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "variant pack entry %d: tensor "
-                             "'%s' (uid %lld) is %s and takes no pointer", i, t->name,
-                             (long long)t->uid, t->is_virtual ? "virtual" : "a scalar");
+        const plan_tensor_t *t = NULL;
+        for (uint32_t k = 0; !t && k < plan->tensor_count; k++)
+            if (plan->tensors[k].uid == uids[i])
+                t = &plan->tensors[k];
+        tensor_label(g, uids[i], label, sizeof label);
+        if (!t)
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "variant pack entry %d: %s %s",
+                             i, label, not_in_plan(g, uids[i]));
         if (!ptrs[i])
-            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "variant pack entry %d: tensor "
-                             "'%s' (uid %lld) has a NULL pointer", i, t->name,
-                             (long long)t->uid);
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "variant pack entry %d: %s has a "
+                             "NULL pointer", i, label);
         if (t->alignment > 0 && (uintptr_t)ptrs[i] % (uint64_t)t->alignment)
-            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "tensor '%s' (uid %lld) must be "
-                             "aligned to %lld bytes; its pointer is %p", t->name,
-                             (long long)t->uid, (long long)t->alignment, ptrs[i]);
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "%s must be aligned to %lld bytes; "
+                             "its pointer is %p", label, (long long)t->alignment, ptrs[i]);
     }
-    for (int32_t ti = 0; ti < g->tensor_count; ti++) {
-        const cdnn_tensor_view_t *t = &g->tensor_views[ti];
+    for (uint32_t k = 0; k < plan->tensor_count; k++) {
         int32_t i = 0;
-        while (i < n && uids[i] != t->uid)
+        while (i < n && uids[i] != plan->tensors[k].uid)
             i++;
-        if (i == n && !t->is_virtual && !t->is_scalar)
-            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "tensor '%s' (uid %lld) has no "
-                             "pointer in the variant pack", t->name, (long long)t->uid);
+        if (i == n)
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "%s has no pointer in the variant "
+                             "pack", tensor_label(g, plan->tensors[k].uid, label,
+                                                  sizeof label));
     }
     return CDNN_STATUS_SUCCESS;
 }
@@ -401,7 +494,7 @@ cdnn_status_t cdnn_graph_execute(const cdnn_graph_t *graph, cdnn_handle_t *handl
     if (plan->workspace && !workspace)
         return cdnn_fail(CDNN_STATUS_BAD_PARAM, "the plan needs %zu workspace bytes "
                          "but workspace is NULL", plan->workspace);
-    cdnn_status_t st = check_variant_pack(graph, n, uids, ptrs);
+    cdnn_status_t st = check_variant_pack(graph, plan, n, uids, ptrs);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     cdnn_exec_args_t args = {sizeof args, n, uids, ptrs, workspace, handle->stream};
@@ -411,5 +504,22 @@ cdnn_status_t cdnn_graph_execute(const cdnn_graph_t *graph, cdnn_handle_t *handl
         return cdnn_fail(st, "engine %s (provider %s %s) failed: %s", e->name,
                          e->provider->table->name, e->provider->table->version,
                          registry_provider_error(e->provider));
+    return CDNN_STATUS_SUCCESS;
+}
+
+cdnn_status_t cdnn_graph_io_tensors(const cdnn_graph_t *graph, cdnn_tensor_io_t *tensors,
+                                    int32_t cap, int32_t *count)
+{
+    CDNN_CHECK_ARG(graph);
+    CDNN_CHECK_ARG(count);
+    if (!graph->plan)
+        return cdnn_fail(CDNN_STATUS_BAD_STATE, "the graph has no plan; build it first");
+    const plan_t *plan = graph->plan;
+    *count = (int32_t)plan->tensor_count;
+    for (uint32_t i = 0; tensors && i < plan->tensor_count && (int32_t)i < cap; i++)
+        tensors[i] = (cdnn_tensor_io_t){plan->tensors[i].uid, plan->tensors[i].type,
+                                        (size_t)plan->tensors[i].span_bytes,
+                                        plan->tensors[i].alignment,
+                                        plan->tensors[i].is_output};
     return CDNN_STATUS_SUCCESS;
 }

@@ -117,8 +117,8 @@ static int add_engine(provider_slot_t *p, int32_t index)
         return -1;
     }
     reg.engines = grown;
-    reg.engines[reg.engine_count++] =
-        (engine_slot_t){id, name, info.rank, index, p};
+    reg.engines[reg.engine_count++] = (engine_slot_t){
+        id, name, info.rank, index, info.payload_major, info.payload_minor, p};
     return 0;
 }
 
@@ -143,14 +143,6 @@ static const char *table_problem(const cdnn_provider_t *t)
         return "its table lacks a required function or name";
     return NULL;
 }
-
-static void provider_host_log(cdnn_log_level_t level, const char *message)
-{
-    cdnn_log_line(level, message);
-}
-
-static const cdnn_provider_host_t provider_host = {
-    sizeof(cdnn_provider_host_t), provider_host_log};
 
 /* Load one shared object; problems are logged and the file skipped. */
 static void load_provider(const char *path)

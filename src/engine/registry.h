@@ -24,6 +24,7 @@ typedef struct engine_slot {
     char *name;
     int32_t rank;
     int32_t index; /* in its provider */
+    uint16_t payload_major, payload_minor;
     const provider_slot_t *provider;
 } engine_slot_t;
 
@@ -35,6 +36,9 @@ int32_t registry_engine_count(void);
 const engine_slot_t *registry_engine(int32_t index);
 /** The engine with this id, or NULL. */
 const engine_slot_t *registry_find(uint64_t id);
+
+/** What cdnn offers providers (logging, graph bytes); see engine/host.c. */
+extern const cdnn_provider_host_t provider_host;
 
 /** The provider's message for the calling thread's last failure. */
 const char *registry_provider_error(const provider_slot_t *provider);

@@ -12,32 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "core/error.h"
+#include "core/sha256.h"
 #include "graph/graph.h"
 
 #define CONTENT_KEY_TAG "cdnn content key v1"
 
-typedef struct key_writer {
-    EVP_MD_CTX *md;
-    int ok;
-} key_writer_t;
 
-static void put_u64(key_writer_t *w, uint64_t v)
+static void put_u64(sha256_t *w, uint64_t v)
 {
     unsigned char b[8];
     for (int i = 0; i < 8; i++)
         b[i] = (unsigned char)(v >> (8 * i));
-    w->ok &= EVP_DigestUpdate(w->md, b, sizeof b);
+    sha256_update(w, b, sizeof b);
 }
 
-static void put_i64(key_writer_t *w, int64_t v)
+static void put_i64(sha256_t *w, int64_t v)
 {
     put_u64(w, (uint64_t)v);
 }
 
-static void put_f64(key_writer_t *w, double v)
+static void put_f64(sha256_t *w, double v)
 {
     uint64_t bits;
     if (v == 0)
@@ -46,7 +41,7 @@ static void put_f64(key_writer_t *w, double v)
     put_u64(w, bits);
 }
 
-static void put_tensor(key_writer_t *w, const cdnn_tensor_view_t *t)
+static void put_tensor(sha256_t *w, const cdnn_tensor_view_t *t)
 {
     put_i64(w, t->type);
     put_i64(w, t->rank);
@@ -60,7 +55,7 @@ static void put_tensor(key_writer_t *w, const cdnn_tensor_view_t *t)
     put_f64(w, t->is_scalar ? t->scalar_value : 0);
 }
 
-static void put_attr(key_writer_t *w, const cdnn_node_view_t *n)
+static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
 {
     const cdnn_node_attr_t *a = &n->attr;
     switch (n->op) {
@@ -103,7 +98,7 @@ static void put_attr(key_writer_t *w, const cdnn_node_view_t *n)
 }
 
 /* A port: its canonical number, and the tensor itself on first use. */
-static void put_port(key_writer_t *w, const cdnn_graph_view_t *g, int32_t ti,
+static void put_port(sha256_t *w, const cdnn_graph_view_t *g, int32_t ti,
                      int32_t *canonical, int32_t *next)
 {
     if (ti < 0) {
@@ -119,11 +114,11 @@ static void put_port(key_writer_t *w, const cdnn_graph_view_t *g, int32_t ti,
     put_i64(w, canonical[ti]);
 }
 
-static void put_graph(key_writer_t *w, const cdnn_graph_view_t *g,
+static void put_graph(sha256_t *w, const cdnn_graph_view_t *g,
                       int32_t *canonical)
 {
     int32_t next = 0;
-    w->ok &= EVP_DigestUpdate(w->md, CONTENT_KEY_TAG, sizeof CONTENT_KEY_TAG);
+    sha256_update(w, CONTENT_KEY_TAG, sizeof CONTENT_KEY_TAG);
     put_i64(w, g->compute_type);
     put_i64(w, g->node_count);
     for (int32_t i = 0; i < g->node_count; i++) {
@@ -137,32 +132,32 @@ static void put_graph(key_writer_t *w, const cdnn_graph_view_t *g,
     }
 }
 
-cdnn_status_t cdnn_graph_content_key(cdnn_graph_t *graph, char key[65])
+cdnn_status_t graph_content_digest(cdnn_graph_t *graph, uint8_t digest[32])
 {
-    CDNN_CHECK_ARG(graph);
-    CDNN_CHECK_ARG(key);
     cdnn_status_t st = cdnn_graph_validate(graph);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     const cdnn_graph_view_t *g = &graph->view;
     int32_t *canonical = malloc((size_t)g->tensor_count * sizeof *canonical);
-    key_writer_t w = {EVP_MD_CTX_new(), 1};
-    if (!canonical || !w.md) {
-        free(canonical);
-        EVP_MD_CTX_free(w.md);
+    if (!canonical)
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory hashing the graph");
-    }
     for (int32_t i = 0; i < g->tensor_count; i++)
         canonical[i] = -1;
-    unsigned char digest[32];
-    unsigned int len = 0;
-    w.ok &= EVP_DigestInit_ex(w.md, EVP_sha256(), NULL);
+    sha256_t w;
+    sha256_begin(&w);
     put_graph(&w, g, canonical);
-    w.ok &= EVP_DigestFinal_ex(w.md, digest, &len);
-    EVP_MD_CTX_free(w.md);
     free(canonical);
-    if (!w.ok || len != sizeof digest)
-        return cdnn_fail(CDNN_STATUS_INTERNAL_ERROR, "SHA-256 failed in libcrypto");
+    return sha256_end(&w, digest);
+}
+
+cdnn_status_t cdnn_graph_content_key(cdnn_graph_t *graph, char key[65])
+{
+    CDNN_CHECK_ARG(graph);
+    CDNN_CHECK_ARG(key);
+    uint8_t digest[32];
+    cdnn_status_t st = graph_content_digest(graph, digest);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
     for (int i = 0; i < 32; i++)
         snprintf(key + 2 * i, 3, "%02x", digest[i]);
     return CDNN_STATUS_SUCCESS;

@@ -14,6 +14,17 @@
 #include "core/error.h"
 #include "engine/plan.h"
 
+/* A plan-only graph holds a loaded plan and nothing to edit: an edit would
+ * drop the plan and leave an empty graph. */
+static cdnn_status_t check_editable(const cdnn_graph_t *g)
+{
+    if (g->plan_only)
+        return cdnn_fail(CDNN_STATUS_BAD_STATE,
+                         "the graph was loaded from a bare plan and cannot be "
+                         "edited; load the graph (or a container) to edit it");
+    return CDNN_STATUS_SUCCESS;
+}
+
 cdnn_status_t cdnn_graph_create(cdnn_graph_t **graph)
 {
     CDNN_CHECK_ARG(graph);
@@ -85,6 +96,9 @@ cdnn_status_t cdnn_graph_set_data_types(cdnn_graph_t *graph,
                          "graph data types must be set types (got io %d, "
                          "intermediate %d, compute %d)",
                          (int)io, (int)intermediate, (int)compute);
+    cdnn_status_t st = check_editable(graph);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
     graph_invalidate(graph);
     graph->io_type = io;
     graph->intermediate_type = intermediate;
@@ -181,8 +195,9 @@ cdnn_status_t cdnn_graph_tensor(cdnn_graph_t *graph, int64_t uid,
                                 const int64_t *strides)
 {
     CDNN_CHECK_ARG(graph);
-    cdnn_status_t st =
-        check_tensor_args(graph, uid, name, type, rank, dims, strides);
+    cdnn_status_t st = check_editable(graph);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_tensor_args(graph, uid, name, type, rank, dims, strides);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     char *owned = name ? strdup(name) : default_name("t", (long long)uid);
@@ -223,7 +238,7 @@ static cdnn_status_t find_declared(cdnn_graph_t *g, int64_t uid,
 cdnn_status_t cdnn_graph_tensor_set_virtual(cdnn_graph_t *graph, int64_t uid)
 {
     CDNN_CHECK_ARG(graph);
-    graph_tensor_t *t;
+    graph_tensor_t *t = NULL;
     cdnn_status_t st = find_declared(graph, uid, &t);
     if (st == CDNN_STATUS_SUCCESS)
         t->is_virtual = 1;
@@ -238,7 +253,7 @@ cdnn_status_t cdnn_graph_tensor_set_alignment(cdnn_graph_t *graph, int64_t uid,
         return cdnn_fail(CDNN_STATUS_BAD_PARAM,
                          "alignment %lld of tensor uid %lld is not a power of 2",
                          (long long)bytes, (long long)uid);
-    graph_tensor_t *t;
+    graph_tensor_t *t = NULL;
     cdnn_status_t st = find_declared(graph, uid, &t);
     if (st == CDNN_STATUS_SUCCESS)
         t->alignment = bytes;
@@ -249,7 +264,7 @@ cdnn_status_t cdnn_graph_tensor_set_scalar(cdnn_graph_t *graph, int64_t uid,
                                            double value)
 {
     CDNN_CHECK_ARG(graph);
-    graph_tensor_t *t;
+    graph_tensor_t *t = NULL;
     cdnn_status_t st = find_declared(graph, uid, &t);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
@@ -277,6 +292,9 @@ static cdnn_status_t add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
                               graph_node_t **out)
 {
     CDNN_CHECK_ARG(g);
+    cdnn_status_t st = check_editable(g);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
     char *owned = name ? strdup(name) : default_name("node", g->node_count);
     graph_node_t *n = owned ? grow((void **)&g->nodes, &g->node_count,
                                    &g->node_cap, sizeof *n)
@@ -414,5 +432,20 @@ cdnn_status_t cdnn_graph_sdpa_fwd(cdnn_graph_t *graph, const char *name,
     cdnn_status_t st = add_node(graph, CDNN_OP_SDPA_FWD, name, in, 3, &o, 1, &n);
     if (st == CDNN_STATUS_SUCCESS)
         n->attr.sdpa = *attr;
+    return st;
+}
+
+cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                             const int64_t inputs[CDNN_NODE_MAX_INPUTS],
+                             const int64_t outputs[CDNN_NODE_MAX_OUTPUTS],
+                             const cdnn_node_attr_t *attr)
+{
+    if ((unsigned)op >= CDNN_OP_COUNT)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM, "op %d is not a cdnn_op_t", (int)op);
+    graph_node_t *n;
+    cdnn_status_t st = add_node(g, op, name, inputs, CDNN_NODE_MAX_INPUTS, outputs,
+                                CDNN_NODE_MAX_OUTPUTS, &n);
+    if (st == CDNN_STATUS_SUCCESS)
+        n->attr = *attr;
     return st;
 }

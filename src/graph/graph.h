@@ -49,8 +49,26 @@ struct cdnn_graph {
     cdnn_node_view_t *node_views;     /* topological order */
     cdnn_graph_view_t view;
 
-    struct plan *plan; /* owned; NULL until built */
+    struct plan *plan; /* owned; NULL until built or loaded */
+    /* Loaded from a bare plan: no tensors or nodes, only the plan. */
+    int plan_only;
 };
+
+/**
+ * Add a node of any op with its ports (uids, CDNN_UID_NONE when absent) and
+ * attributes: what every cdnn_graph_<op> call does, for loaders that read
+ * ops as data.
+ */
+cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                             const int64_t inputs[CDNN_NODE_MAX_INPUTS],
+                             const int64_t outputs[CDNN_NODE_MAX_OUTPUTS],
+                             const cdnn_node_attr_t *attr);
+
+/** The content key as 32 raw bytes (validates the graph first). */
+cdnn_status_t graph_content_digest(cdnn_graph_t *g, uint8_t digest[32]);
+
+/** A graph declaring exactly what a validated view holds. */
+cdnn_status_t graph_from_view(const cdnn_graph_view_t *view, cdnn_graph_t **out);
 
 /** Index of the tensor with uid, or -1. */
 int32_t graph_find_tensor(const cdnn_graph_t *g, int64_t uid);

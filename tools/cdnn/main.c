@@ -3,16 +3,22 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "io.h"
 
 static const char usage_text[] =
     "usage: cdnn <command> [options]\n"
     "\n"
     "commands:\n"
     "  engines   list the engines the installed providers serve\n"
+    "  build     build a graph (JSON or saved) into a plan and save it\n"
+    "  inspect   say what a saved graph, plan or container holds\n"
+    "  resave    load a saved plan or graph and save it again\n"
+    "  run       run a saved plan on random inputs; time it, check it\n"
     "  demo      build, run and check two fused graphs\n"
     "  version   print the library version\n"
     "\n"
@@ -36,18 +42,21 @@ int cli_report(const char *what, cdnn_status_t status)
     return EXIT_FAILED;
 }
 
-static void print_json_string(const char *s)
+int cli_fail(const char *what, const char *fmt, ...)
 {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", *s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "cdnn: %s: ", what);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return EXIT_FAILED;
+}
+
+int cli_usage(const char *help, int c)
+{
+    fputs(help, c == 'h' ? stdout : stderr);
+    return c == 'h' ? EXIT_OK : EXIT_USAGE;
 }
 
 static void print_engine(const cdnn_engine_info_t *e, int json, int first)
@@ -58,13 +67,13 @@ static void print_engine(const cdnn_engine_info_t *e, int json, int first)
         return;
     }
     printf("%s\n  {\"id\": \"0x%016" PRIx64 "\", \"name\": ", first ? "" : ",", e->id);
-    print_json_string(e->name);
+    cli_json_string(stdout, e->name);
     printf(", \"provider\": ");
-    print_json_string(e->provider);
+    cli_json_string(stdout, e->provider);
     printf(", \"provider_version\": ");
-    print_json_string(e->provider_version);
+    cli_json_string(stdout, e->provider_version);
     printf(", \"path\": ");
-    print_json_string(e->provider_path);
+    cli_json_string(stdout, e->provider_path);
     printf("}");
 }
 
@@ -82,10 +91,8 @@ static int cmd_engines(int argc, char **argv)
             device = optarg;
         else if (c == 'j')
             json = 1;
-        else {
-            fputs(engines_help, c == 'h' ? stdout : stderr);
-            return c == 'h' ? EXIT_OK : EXIT_USAGE;
-        }
+        else
+            return cli_usage(engines_help, c);
     }
     if (optind != argc) {
         fputs(engines_help, stderr);
@@ -131,10 +138,16 @@ int main(int argc, char **argv)
         printf("cdnn %s\n", cdnn_version());
         return EXIT_OK;
     }
-    if (strcmp(cmd, "engines") == 0)
-        return cmd_engines(argc - 1, argv + 1);
-    if (strcmp(cmd, "demo") == 0)
-        return cli_demo(argc - 1, argv + 1);
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } commands[] = {
+        {"engines", cmd_engines}, {"build", cli_build}, {"inspect", cli_inspect},
+        {"resave", cli_resave},   {"run", cli_run},     {"demo", cli_demo},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "cdnn: unknown command '%s'\n\n%s", cmd, usage_text);
     return EXIT_USAGE;
 }

@@ -1,0 +1,833 @@
+/*
+ * graph_format.c -- graph declarations to graph.fbs bytes and back.
+ *
+ * Encoding reads the declarations (graph.h), never the validated view, so
+ * that what a caller left to inference stays left to inference.  Decoding
+ * goes through the public builder calls, so a loaded graph is held to the
+ * same rules as one a caller built; the checks here are only those the
+ * builder cannot make because they concern the bytes themselves (enum
+ * values, vector lengths, port slots, the attribute union).
+ */
+#include "format/graph_format.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "format/blob.h"
+#include "graph/graph.h"
+
+/* ---- schema descriptors for the verifier --------------------------------- */
+
+#define SCALAR(n, name) {FB_SCALAR, n, n, NULL, NULL, 0, name}
+#define VEC_I64(name) {FB_VECTOR, 8, 8, NULL, NULL, 0, name}
+#define STRING(name) {FB_STRING, 0, 0, NULL, NULL, 0, name}
+#define PORTS(name) {FB_VECTOR, GF_PORT_SIZE, GF_PORT_ALIGN, NULL, NULL, 0, name}
+
+static const fb_field_desc_t conv_fields[GF_CONV_FIELDS] = {
+    SCALAR(4, "spatial_dims"), VEC_I64("pre_padding"), VEC_I64("post_padding"),
+    VEC_I64("stride"),         VEC_I64("dilation"),    SCALAR(8, "groups")};
+static const fb_table_desc_t conv_desc = {"ConvAttr", GF_CONV_FIELDS,
+                                          conv_fields};
+
+static const fb_field_desc_t pointwise_fields[GF_PW_FIELDS] = {
+    SCALAR(1, "mode"),
+    SCALAR(8, "relu_lower_clip"),
+    SCALAR(8, "relu_upper_clip"),
+    SCALAR(8, "relu_lower_clip_slope"),
+    SCALAR(8, "elu_alpha"),
+    SCALAR(8, "softplus_beta"),
+    SCALAR(8, "swish_beta")};
+static const fb_table_desc_t pointwise_desc = {"PointwiseAttr", GF_PW_FIELDS,
+                                               pointwise_fields};
+
+static const fb_field_desc_t reduction_fields[1] = {SCALAR(1, "mode")};
+static const fb_table_desc_t reduction_desc = {"ReductionAttr", 1,
+                                               reduction_fields};
+
+static const fb_field_desc_t norm_fields[1] = {SCALAR(8, "epsilon")};
+static const fb_table_desc_t norm_desc = {"NormAttr", 1, norm_fields};
+
+static const fb_field_desc_t sdpa_fields[GF_SDPA_FIELDS] = {
+    SCALAR(8, "scale"), SCALAR(1, "causal")};
+static const fb_table_desc_t sdpa_desc = {"SdpaAttr", GF_SDPA_FIELDS,
+                                          sdpa_fields};
+
+static const fb_table_desc_t *const attr_descs[GF_ATTR_COUNT - 1] = {
+    &conv_desc, &pointwise_desc, &reduction_desc, &norm_desc, &sdpa_desc};
+
+static const fb_field_desc_t tensor_fields[GF_TENSOR_FIELDS] = {
+    SCALAR(8, "uid"),        STRING("name"),         SCALAR(1, "data_type"),
+    VEC_I64("dims"),         VEC_I64("strides"),     SCALAR(1, "is_virtual"),
+    SCALAR(8, "alignment"),  SCALAR(1, "is_scalar"), SCALAR(8, "scalar_value")};
+static const fb_table_desc_t tensor_desc = {"Tensor", GF_TENSOR_FIELDS,
+                                            tensor_fields};
+
+static const fb_field_desc_t node_fields[GF_NODE_FIELDS] = {
+    STRING("name"), SCALAR(1, "op"), PORTS("inputs"), PORTS("outputs"),
+    {FB_UNION_TYPE, 1, 1, NULL, NULL, 0, "attr_type"},
+    {FB_UNION, 0, 0, NULL, attr_descs, GF_ATTR_COUNT - 1, "attr"}};
+static const fb_table_desc_t node_desc = {"Node", GF_NODE_FIELDS, node_fields};
+
+static const fb_field_desc_t graph_fields[GF_GRAPH_FIELDS] = {
+    SCALAR(2, "format_major"),
+    SCALAR(2, "format_minor"),
+    STRING("name"),
+    SCALAR(1, "io_type"),
+    SCALAR(1, "intermediate_type"),
+    SCALAR(1, "compute_type"),
+    {FB_VECTOR_TABLE, 0, 0, &tensor_desc, NULL, 0, "tensors"},
+    {FB_VECTOR_TABLE, 0, 0, &node_desc, NULL, 0, "nodes"}};
+const fb_table_desc_t graph_format_desc = {"Graph", GF_GRAPH_FIELDS,
+                                           graph_fields};
+
+/* Only the version fields: checked before the rest, so that bytes of a
+ * newer major are refused for their version, not for a layout this build
+ * does not know. */
+static const fb_table_desc_t version_desc = {"Graph", 2, graph_fields};
+
+#undef SCALAR
+#undef VEC_I64
+#undef STRING
+#undef PORTS
+
+/* ---- ops: ports and attributes ------------------------------------------- */
+
+int graph_format_input_slots(cdnn_op_t op)
+{
+    static const int slots[CDNN_OP_COUNT] = {2, 2, 2, 2, 3, 1, 5, 3, 3, 3};
+    return (unsigned)op < CDNN_OP_COUNT ? slots[op] : 0;
+}
+
+int graph_format_output_slots(cdnn_op_t op)
+{
+    static const int slots[CDNN_OP_COUNT] = {1, 1, 1, 1, 1, 1, 1, 3, 2, 1};
+    return (unsigned)op < CDNN_OP_COUNT ? slots[op] : 0;
+}
+
+int graph_format_attr_of(cdnn_op_t op)
+{
+    switch (op) {
+    case CDNN_OP_CONV_FWD:
+    case CDNN_OP_CONV_BWD_DATA:
+    case CDNN_OP_CONV_BWD_FILTER: return GF_ATTR_CONV;
+    case CDNN_OP_POINTWISE: return GF_ATTR_POINTWISE;
+    case CDNN_OP_REDUCTION: return GF_ATTR_REDUCTION;
+    case CDNN_OP_BATCHNORM_INFERENCE:
+    case CDNN_OP_LAYERNORM:
+    case CDNN_OP_RMSNORM: return GF_ATTR_NORM;
+    case CDNN_OP_SDPA_FWD: return GF_ATTR_SDPA;
+    default: return GF_ATTR_NONE;
+    }
+}
+
+static const char *attr_name(int type)
+{
+    static const char *const names[GF_ATTR_COUNT] = {
+        "NONE", "ConvAttr", "PointwiseAttr", "ReductionAttr", "NormAttr",
+        "SdpaAttr"};
+    return type >= 0 && type < GF_ATTR_COUNT ? names[type] : "unknown";
+}
+
+/* ---- encoding ------------------------------------------------------------- */
+
+static int packed(const graph_tensor_t *t)
+{
+    int64_t s = 1;
+    for (int32_t d = t->rank - 1; d >= 0; d--) {
+        if (t->strides[d] != s)
+            return 0;
+        if (d > 0 && __builtin_mul_overflow(s, t->dims[d], &s))
+            return 0; /* then the strides given cannot be packed ones */
+    }
+    return 1;
+}
+
+static fb_ref_t encode_tensor(fb_builder_t *b, const graph_tensor_t *t)
+{
+    fb_ref_t name = t->name ? fb_string(b, t->name) : 0;
+    fb_ref_t dims = t->rank ? fb_vector_i64(b, t->dims, (size_t)t->rank) : 0;
+    /* Packed strides are what an absent vector means: leave them out. */
+    fb_ref_t strides = t->rank && !packed(t)
+                           ? fb_vector_i64(b, t->strides, (size_t)t->rank)
+                           : 0;
+    fb_table_start(b, GF_TENSOR_FIELDS);
+    fb_add_i64(b, GF_TENSOR_UID, t->uid, 0);
+    fb_add_ref(b, GF_TENSOR_NAME, name);
+    fb_add_i8(b, GF_TENSOR_DATA_TYPE, (int8_t)t->type, 0);
+    fb_add_ref(b, GF_TENSOR_DIMS, dims);
+    fb_add_ref(b, GF_TENSOR_STRIDES, strides);
+    fb_add_bool(b, GF_TENSOR_VIRTUAL, t->is_virtual != 0, 0);
+    fb_add_i64(b, GF_TENSOR_ALIGNMENT, t->alignment, 0);
+    fb_add_bool(b, GF_TENSOR_SCALAR, t->is_scalar != 0, 0);
+    if (t->is_scalar)
+        fb_add_f64(b, GF_TENSOR_SCALAR_VALUE, t->scalar_value, 0);
+    return fb_table_end(b);
+}
+
+/* Ports in slot order; a slot with no tensor is not listed. */
+static fb_ref_t encode_ports(fb_builder_t *b, const int64_t *uids, int slots)
+{
+    uint8_t elems[CDNN_NODE_MAX_INPUTS * GF_PORT_SIZE];
+    size_t n = 0;
+    memset(elems, 0, sizeof elems);
+    for (int s = 0; s < slots; s++) {
+        if (uids[s] == CDNN_UID_NONE)
+            continue;
+        uint8_t *p = elems + n * GF_PORT_SIZE;
+        p[0] = (uint8_t)s;
+        for (int i = 0; i < 8; i++)
+            p[8 + i] = (uint8_t)((uint64_t)uids[s] >> (8 * i));
+        n++;
+    }
+    return n ? fb_vector_structs(b, elems, GF_PORT_SIZE, GF_PORT_ALIGN, n) : 0;
+}
+
+/* A per-spatial-dim vector, left out when every entry is the default. */
+static fb_ref_t encode_spatial(fb_builder_t *b, const int64_t *v, int n,
+                               int64_t dflt)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] != dflt)
+            return fb_vector_i64(b, v, (size_t)n);
+    return 0;
+}
+
+static fb_ref_t encode_conv(fb_builder_t *b, const cdnn_conv_attr_t *a)
+{
+    int n = a->spatial_dims < 0 ? 0 : a->spatial_dims > 3 ? 3 : a->spatial_dims;
+    fb_ref_t pre = encode_spatial(b, a->pre_padding, n, 0);
+    fb_ref_t post = encode_spatial(b, a->post_padding, n, 0);
+    fb_ref_t stride = encode_spatial(b, a->stride, n, 1);
+    fb_ref_t dilation = encode_spatial(b, a->dilation, n, 1);
+    fb_table_start(b, GF_CONV_FIELDS);
+    fb_add_i32(b, GF_CONV_SPATIAL_DIMS, a->spatial_dims, 0);
+    fb_add_ref(b, GF_CONV_PRE_PADDING, pre);
+    fb_add_ref(b, GF_CONV_POST_PADDING, post);
+    fb_add_ref(b, GF_CONV_STRIDE, stride);
+    fb_add_ref(b, GF_CONV_DILATION, dilation);
+    fb_add_i64(b, GF_CONV_GROUPS, a->groups, 1);
+    return fb_table_end(b);
+}
+
+static fb_ref_t encode_pointwise(fb_builder_t *b, const cdnn_pointwise_attr_t *a)
+{
+    fb_table_start(b, GF_PW_FIELDS);
+    fb_add_i8(b, GF_PW_MODE, (int8_t)a->mode, 0);
+    fb_add_f64(b, GF_PW_RELU_LOWER, a->relu_lower_clip, 0);
+    fb_add_f64(b, GF_PW_RELU_UPPER, a->relu_upper_clip, INFINITY);
+    fb_add_f64(b, GF_PW_RELU_SLOPE, a->relu_lower_clip_slope, 0);
+    fb_add_f64(b, GF_PW_ELU_ALPHA, a->elu_alpha, 1);
+    fb_add_f64(b, GF_PW_SOFTPLUS_BETA, a->softplus_beta, 1);
+    fb_add_f64(b, GF_PW_SWISH_BETA, a->swish_beta, 1);
+    return fb_table_end(b);
+}
+
+static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
+{
+    const cdnn_node_attr_t *a = &n->attr;
+    switch (graph_format_attr_of(n->op)) {
+    case GF_ATTR_CONV: return encode_conv(b, &a->conv);
+    case GF_ATTR_POINTWISE: return encode_pointwise(b, &a->pointwise);
+    case GF_ATTR_REDUCTION:
+        fb_table_start(b, 1);
+        fb_add_i8(b, 0, (int8_t)a->reduction, 0);
+        return fb_table_end(b);
+    case GF_ATTR_NORM:
+        fb_table_start(b, 1);
+        fb_add_f64(b, 0, a->epsilon, 0);
+        return fb_table_end(b);
+    case GF_ATTR_SDPA:
+        fb_table_start(b, GF_SDPA_FIELDS);
+        fb_add_f64(b, GF_SDPA_SCALE, a->sdpa.scale, 0);
+        fb_add_bool(b, GF_SDPA_CAUSAL, a->sdpa.causal != 0, 0);
+        return fb_table_end(b);
+    default: return 0;
+    }
+}
+
+static fb_ref_t encode_node(fb_builder_t *b, const graph_node_t *n)
+{
+    fb_ref_t name = n->name ? fb_string(b, n->name) : 0;
+    fb_ref_t inputs = encode_ports(b, n->inputs, graph_format_input_slots(n->op));
+    fb_ref_t outputs =
+        encode_ports(b, n->outputs, graph_format_output_slots(n->op));
+    fb_ref_t attr = encode_attr(b, n);
+    fb_table_start(b, GF_NODE_FIELDS);
+    fb_add_ref(b, GF_NODE_NAME, name);
+    fb_add_i8(b, GF_NODE_OP, (int8_t)n->op, 0);
+    fb_add_ref(b, GF_NODE_INPUTS, inputs);
+    fb_add_ref(b, GF_NODE_OUTPUTS, outputs);
+    fb_add_u8(b, GF_NODE_ATTR_TYPE, (uint8_t)(attr ? graph_format_attr_of(n->op) : 0), 0);
+    fb_add_ref(b, GF_NODE_ATTR, attr);
+    return fb_table_end(b);
+}
+
+static fb_ref_t encode_graph(fb_builder_t *b, const cdnn_graph_t *g,
+                             fb_ref_t *refs)
+{
+    fb_ref_t name = g->name ? fb_string(b, g->name) : 0;
+    for (int32_t i = 0; i < g->tensor_count; i++)
+        refs[i] = encode_tensor(b, &g->tensors[i]);
+    fb_ref_t tensors =
+        g->tensor_count ? fb_vector_refs(b, refs, (size_t)g->tensor_count) : 0;
+    for (int32_t i = 0; i < g->node_count; i++)
+        refs[i] = encode_node(b, &g->nodes[i]);
+    fb_ref_t nodes =
+        g->node_count ? fb_vector_refs(b, refs, (size_t)g->node_count) : 0;
+    fb_table_start(b, GF_GRAPH_FIELDS);
+    fb_add_u16(b, GF_GRAPH_MAJOR, GRAPH_FORMAT_MAJOR, 0);
+    fb_add_u16(b, GF_GRAPH_MINOR, GRAPH_FORMAT_MINOR, 0);
+    fb_add_ref(b, GF_GRAPH_NAME, name);
+    fb_add_i8(b, GF_GRAPH_IO_TYPE, (int8_t)g->io_type, CDNN_DATA_TYPE_F32);
+    fb_add_i8(b, GF_GRAPH_INTERMEDIATE_TYPE, (int8_t)g->intermediate_type,
+              CDNN_DATA_TYPE_F32);
+    fb_add_i8(b, GF_GRAPH_COMPUTE_TYPE, (int8_t)g->compute_type,
+              CDNN_DATA_TYPE_F32);
+    fb_add_ref(b, GF_GRAPH_TENSORS, tensors);
+    fb_add_ref(b, GF_GRAPH_NODES, nodes);
+    return fb_table_end(b);
+}
+
+cdnn_status_t graph_format_encode(const cdnn_graph_t *g, uint8_t **bytes,
+                                  size_t *size)
+{
+    CDNN_CHECK_ARG(g);
+    CDNN_CHECK_ARG(bytes);
+    CDNN_CHECK_ARG(size);
+    *bytes = NULL;
+    *size = 0;
+    if (g->tensor_count > GRAPH_FORMAT_MAX_ITEMS ||
+        g->node_count > GRAPH_FORMAT_MAX_ITEMS)
+        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED,
+                         "saving a graph: it has %d tensors and %d nodes; a "
+                         "saved graph holds at most %d of each",
+                         g->tensor_count, g->node_count, GRAPH_FORMAT_MAX_ITEMS);
+    int32_t most = g->tensor_count > g->node_count ? g->tensor_count : g->node_count;
+    fb_ref_t *refs = malloc((size_t)(most ? most : 1) * sizeof *refs);
+    fb_builder_t b;
+    fb_builder_init(&b);
+    const uint8_t *data = NULL;
+    size_t n = 0;
+    int failed = !refs || fb_finish(&b, refs ? encode_graph(&b, g, refs) : 0,
+                                    GRAPH_IDENTIFIER, &data, &n) != 0;
+    uint8_t *copy = failed ? NULL : malloc(n);
+    if (copy)
+        memcpy(copy, data, n);
+    fb_builder_free(&b);
+    free(refs);
+    if (!copy)
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED,
+                         "saving a graph: out of memory encoding %d tensors and "
+                         "%d nodes", g->tensor_count, g->node_count);
+    *bytes = copy;
+    *size = n;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* ---- decoding ------------------------------------------------------------- */
+
+typedef struct decoder {
+    const char *source; /* starts every message */
+    uint16_t major, minor;
+    cdnn_graph_t *g;
+} decoder_t;
+
+/* A builder call failed: keep its words, say where, and call it damaged
+ * data unless it is a graph-level rule (duplicate uid) or memory. */
+static cdnn_status_t rewrap(const decoder_t *d, const char *where,
+                            cdnn_status_t st)
+{
+    if (st == CDNN_STATUS_SUCCESS || st == CDNN_STATUS_ALLOC_FAILED)
+        return st;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", cdnn_last_error());
+    return cdnn_fail(st == CDNN_STATUS_INVALID_GRAPH ? st
+                                                     : CDNN_STATUS_CORRUPT_DATA,
+                     "%s, %s: %s", d->source, where, msg);
+}
+
+/* An enum value this build does not know: damaged bytes, unless the bytes
+ * are of a newer minor, which may add values. */
+static cdnn_status_t bad_enum(const decoder_t *d, const char *where,
+                              const char *what, int value, int count)
+{
+    if (d->minor > GRAPH_FORMAT_MINOR)
+        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED,
+                         "%s, %s: %s %d is not one this cdnn knows; the bytes "
+                         "are graph format %u.%u and this cdnn reads up to "
+                         "%d.%d; load them with a newer cdnn",
+                         d->source, where, what, value, d->major, d->minor,
+                         GRAPH_FORMAT_MAJOR, GRAPH_FORMAT_MINOR);
+    return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                     "%s, %s: %s %d is out of range (0..%d)", d->source, where,
+                     what, value, count - 1);
+}
+
+static cdnn_status_t get_name(const decoder_t *d, const fb_table_t *t,
+                              int field, const char *where, const char **name)
+{
+    uint32_t len = 0;
+    *name = fb_get_string(t, field, &len);
+    if (*name && strlen(*name) != len)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: the name holds a NUL byte", d->source, where);
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Copy an int64 vector of at most cap entries; *n = -1 when absent. */
+static cdnn_status_t get_i64s(const decoder_t *d, const fb_table_t *t,
+                              int field, const char *where, const char *what,
+                              int64_t *out, int cap, int *n)
+{
+    uint32_t count = 0;
+    const uint8_t *p = fb_get_vector(t, field, &count);
+    *n = -1;
+    if (!p)
+        return CDNN_STATUS_SUCCESS;
+    if (count > (uint32_t)cap)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: %s has %u entries; at most %d are allowed",
+                         d->source, where, what, count, cap);
+    for (uint32_t i = 0; i < count; i++)
+        out[i] = fb_read_i64(p + 8 * i);
+    *n = (int)count;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Dims, element count and span within GRAPH_FORMAT_MAX_*, computed without
+ * overflow.  Dims below 1 and negative strides are left to the builder,
+ * which refuses them with its own words. */
+static cdnn_status_t check_extent(const decoder_t *d, const char *where,
+                                  const int64_t *dims, const int64_t *strides,
+                                  int rank)
+{
+    int64_t count = 1, span = 0, term;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 1 || (strides && strides[i] < 0))
+            return CDNN_STATUS_SUCCESS;
+        if (dims[i] > GRAPH_FORMAT_MAX_DIM)
+            return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                             "%s, %s: dim %d is %lld; cdnn loads dims up to "
+                             "2^40", d->source, where, i, (long long)dims[i]);
+        int over = __builtin_mul_overflow(count, dims[i], &count);
+        if (strides)
+            over |= __builtin_mul_overflow(dims[i] - 1, strides[i], &term) ||
+                    __builtin_add_overflow(span, term, &span);
+        if (over || count > GRAPH_FORMAT_MAX_ELEMENTS ||
+            span > GRAPH_FORMAT_MAX_ELEMENTS)
+            return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                             "%s, %s: the tensor's element count or span "
+                             "exceeds 2^52 elements", d->source, where);
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t get_shape(const decoder_t *d, const fb_table_t *t,
+                               const char *where, int64_t *dims,
+                               int64_t *strides, int *rank, int *has_strides)
+{
+    int nd, ns;
+    cdnn_status_t st = get_i64s(d, t, GF_TENSOR_DIMS, where, "dims", dims,
+                                CDNN_MAX_RANK, &nd);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = get_i64s(d, t, GF_TENSOR_STRIDES, where, "strides", strides,
+                      CDNN_MAX_RANK, &ns);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    if (nd == 0)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: dims is empty; leave dims out to have "
+                         "validation infer the shape", d->source, where);
+    if (ns >= 0 && ns != nd)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: %d strides for %d dims; give one stride per "
+                         "dim, or none for packed row-major",
+                         d->source, where, ns, nd < 0 ? 0 : nd);
+    *rank = nd < 0 ? 0 : nd;
+    *has_strides = ns >= 0;
+    return check_extent(d, where, dims, ns >= 0 ? strides : NULL, *rank);
+}
+
+static cdnn_status_t decode_tensor_flags(const decoder_t *d,
+                                         const fb_table_t *t, int64_t uid,
+                                         const char *where)
+{
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    if (fb_get_bool(t, GF_TENSOR_VIRTUAL, 0))
+        st = rewrap(d, where, cdnn_graph_tensor_set_virtual(d->g, uid));
+    int64_t alignment = fb_get_i64(t, GF_TENSOR_ALIGNMENT, 0);
+    if (st == CDNN_STATUS_SUCCESS && alignment != 0)
+        st = rewrap(d, where,
+                    cdnn_graph_tensor_set_alignment(d->g, uid, alignment));
+    if (st == CDNN_STATUS_SUCCESS && fb_get_bool(t, GF_TENSOR_SCALAR, 0))
+        st = rewrap(d, where,
+                    cdnn_graph_tensor_set_scalar(
+                        d->g, uid, fb_get_f64(t, GF_TENSOR_SCALAR_VALUE, 0)));
+    return st;
+}
+
+static cdnn_status_t decode_tensor(const decoder_t *d, const fb_table_t *t,
+                                   uint32_t i)
+{
+    int64_t uid = fb_get_i64(t, GF_TENSOR_UID, 0);
+    char where[160];
+    snprintf(where, sizeof where, "tensors[%u] (uid %lld)", i, (long long)uid);
+    const char *name;
+    cdnn_status_t st = get_name(d, t, GF_TENSOR_NAME, where, &name);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    if (name)
+        snprintf(where, sizeof where, "tensors[%u] (uid %lld, '%.100s')", i,
+                 (long long)uid, name);
+    int type = fb_get_i8(t, GF_TENSOR_DATA_TYPE, 0);
+    if (type < 0 || type >= CDNN_DATA_TYPE_COUNT)
+        return bad_enum(d, where, "data_type", type, CDNN_DATA_TYPE_COUNT);
+    int64_t dims[CDNN_MAX_RANK], strides[CDNN_MAX_RANK];
+    int rank = 0, has_strides = 0;
+    st = get_shape(d, t, where, dims, strides, &rank, &has_strides);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = rewrap(d, where,
+                    cdnn_graph_tensor(d->g, uid, name, (cdnn_data_type_t)type,
+                                      rank, rank ? dims : NULL,
+                                      has_strides ? strides : NULL));
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_tensor_flags(d, t, uid, where);
+    return st;
+}
+
+/* Fill ports[0, slots) from a [Port] field; unlisted slots stay NONE. */
+static cdnn_status_t decode_ports(const decoder_t *d, const fb_table_t *t,
+                                  int field, const char *kind, int slots,
+                                  const char *where, int64_t *ports)
+{
+    uint32_t count = 0;
+    const uint8_t *p = fb_get_vector(t, field, &count);
+    if (!p)
+        return CDNN_STATUS_SUCCESS;
+    if (count > (uint32_t)slots)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: %u %s ports listed; the op has %d",
+                         d->source, where, count, kind, slots);
+    for (uint32_t i = 0; i < count; i++, p += GF_PORT_SIZE) {
+        int slot = p[0];
+        int64_t uid = fb_read_i64(p + 8);
+        if (slot >= slots)
+            return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                             "%s, %s: %s slot %d is out of range (0..%d)",
+                             d->source, where, kind, slot, slots - 1);
+        if (uid == CDNN_UID_NONE)
+            return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                             "%s, %s: %s slot %d names uid INT64_MIN, which "
+                             "means \"no tensor\"; leave the port out instead",
+                             d->source, where, kind, slot);
+        if (ports[slot] != CDNN_UID_NONE)
+            return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                             "%s, %s: %s slot %d is listed twice",
+                             d->source, where, kind, slot);
+        ports[slot] = uid;
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t conv_param_fail(const decoder_t *d, const char *where,
+                                     const char *what, int64_t v)
+{
+    return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                     "%s, %s: %s %lld is beyond what cdnn loads (magnitude up "
+                     "to 2^20)", d->source, where, what, (long long)v);
+}
+
+/* A per-spatial-dim vector: absent keeps the default already in out. */
+static cdnn_status_t decode_spatial(const decoder_t *d, const fb_table_t *a,
+                                    int field, const char *what,
+                                    const char *where, int spatial_dims,
+                                    int64_t *out)
+{
+    int64_t v[3];
+    int n;
+    cdnn_status_t st = get_i64s(d, a, field, where, what, v, 3, &n);
+    if (st != CDNN_STATUS_SUCCESS || n < 0)
+        return st;
+    if (n != spatial_dims)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: %s has %d entries but spatial_dims is %d",
+                         d->source, where, what, n, spatial_dims);
+    for (int i = 0; i < n; i++)
+        if (v[i] > GRAPH_FORMAT_MAX_CONV_PARAM || v[i] < -GRAPH_FORMAT_MAX_CONV_PARAM)
+            return conv_param_fail(d, where, what, v[i]);
+    memcpy(out, v, (size_t)n * sizeof *v);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t decode_conv(const decoder_t *d, const fb_table_t *a,
+                                 const char *where, cdnn_conv_attr_t *c)
+{
+    int32_t sd = fb_get_i32(a, GF_CONV_SPATIAL_DIMS, 0);
+    if (sd < 1 || sd > 3)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: spatial_dims is %d; convolutions have 1, 2 "
+                         "or 3 spatial dims", d->source, where, (int)sd);
+    cdnn_conv_attr_init(c, sd);
+    c->groups = fb_get_i64(a, GF_CONV_GROUPS, 1);
+    if (c->groups > GRAPH_FORMAT_MAX_CONV_PARAM ||
+        c->groups < -GRAPH_FORMAT_MAX_CONV_PARAM)
+        return conv_param_fail(d, where, "groups", c->groups);
+    cdnn_status_t st = decode_spatial(d, a, GF_CONV_PRE_PADDING, "pre_padding",
+                                      where, sd, c->pre_padding);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_spatial(d, a, GF_CONV_POST_PADDING, "post_padding", where,
+                            sd, c->post_padding);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_spatial(d, a, GF_CONV_STRIDE, "stride", where, sd,
+                            c->stride);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_spatial(d, a, GF_CONV_DILATION, "dilation", where, sd,
+                            c->dilation);
+    return st;
+}
+
+static cdnn_status_t decode_pointwise(const decoder_t *d, const fb_table_t *a,
+                                      const char *where,
+                                      cdnn_pointwise_attr_t *p)
+{
+    int mode = fb_get_i8(a, GF_PW_MODE, 0);
+    if (mode < 0 || mode >= CDNN_PW_MODE_COUNT)
+        return bad_enum(d, where, "pointwise mode", mode, CDNN_PW_MODE_COUNT);
+    cdnn_pointwise_attr_init(p, (cdnn_pointwise_mode_t)mode);
+    p->relu_lower_clip = fb_get_f64(a, GF_PW_RELU_LOWER, 0);
+    p->relu_upper_clip = fb_get_f64(a, GF_PW_RELU_UPPER, INFINITY);
+    p->relu_lower_clip_slope = fb_get_f64(a, GF_PW_RELU_SLOPE, 0);
+    p->elu_alpha = fb_get_f64(a, GF_PW_ELU_ALPHA, 1);
+    p->softplus_beta = fb_get_f64(a, GF_PW_SOFTPLUS_BETA, 1);
+    p->swish_beta = fb_get_f64(a, GF_PW_SWISH_BETA, 1);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
+                                       int type, const char *where,
+                                       cdnn_node_attr_t *attr)
+{
+    switch (type) {
+    case GF_ATTR_CONV: return decode_conv(d, a, where, &attr->conv);
+    case GF_ATTR_POINTWISE: return decode_pointwise(d, a, where, &attr->pointwise);
+    case GF_ATTR_REDUCTION: {
+        int mode = fb_get_i8(a, 0, 0);
+        if (mode < 0 || mode >= CDNN_REDUCE_MODE_COUNT)
+            return bad_enum(d, where, "reduction mode", mode,
+                            CDNN_REDUCE_MODE_COUNT);
+        attr->reduction = (cdnn_reduction_mode_t)mode;
+        return CDNN_STATUS_SUCCESS;
+    }
+    case GF_ATTR_NORM:
+        attr->epsilon = fb_get_f64(a, 0, 0);
+        return CDNN_STATUS_SUCCESS;
+    case GF_ATTR_SDPA:
+        attr->sdpa.scale = fb_get_f64(a, GF_SDPA_SCALE, 0);
+        attr->sdpa.causal = fb_get_bool(a, GF_SDPA_CAUSAL, 0) ? 1 : 0;
+        return CDNN_STATUS_SUCCESS;
+    default: return CDNN_STATUS_SUCCESS;
+    }
+}
+
+static cdnn_status_t decode_attr(const decoder_t *d, const fb_table_t *t,
+                                 cdnn_op_t op, const char *where,
+                                 cdnn_node_attr_t *attr)
+{
+    int want = graph_format_attr_of(op);
+    int have = fb_get_u8(t, GF_NODE_ATTR_TYPE, 0);
+    memset(attr, 0, sizeof *attr);
+    if (have >= GF_ATTR_COUNT)
+        return bad_enum(d, where, "attr_type", have, GF_ATTR_COUNT);
+    if (have != want)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: the attributes are %s, but %s takes %s",
+                         d->source, where, attr_name(have), cdnn_op_name(op),
+                         attr_name(want));
+    if (want == GF_ATTR_NONE)
+        return CDNN_STATUS_SUCCESS;
+    fb_table_t a = fb_get_table(t, GF_NODE_ATTR);
+    if (!a.buf)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: attr_type is %s but the attributes are "
+                         "missing", d->source, where, attr_name(have));
+    return decode_attr_value(d, &a, want, where, attr);
+}
+
+/* The builder call for an op, with ports by slot. */
+static cdnn_status_t add_op(cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                            const cdnn_node_attr_t *a, const int64_t *in,
+                            const int64_t *out)
+{
+    switch (op) {
+    case CDNN_OP_CONV_FWD:
+        return cdnn_graph_conv_fwd(g, name, &a->conv, in[0], in[1], out[0]);
+    case CDNN_OP_CONV_BWD_DATA:
+        return cdnn_graph_conv_bwd_data(g, name, &a->conv, in[0], in[1], out[0]);
+    case CDNN_OP_CONV_BWD_FILTER:
+        return cdnn_graph_conv_bwd_filter(g, name, &a->conv, in[0], in[1],
+                                          out[0]);
+    case CDNN_OP_MATMUL: return cdnn_graph_matmul(g, name, in[0], in[1], out[0]);
+    case CDNN_OP_POINTWISE:
+        return cdnn_graph_pointwise(g, name, &a->pointwise, in[0], in[1], in[2],
+                                    out[0]);
+    case CDNN_OP_REDUCTION:
+        return cdnn_graph_reduction(g, name, a->reduction, in[0], out[0]);
+    case CDNN_OP_BATCHNORM_INFERENCE:
+        return cdnn_graph_batchnorm_inference(g, name, a->epsilon, in[0], in[1],
+                                              in[2], in[3], in[4], out[0]);
+    case CDNN_OP_LAYERNORM:
+        return cdnn_graph_layernorm(g, name, a->epsilon, in[0], in[1], in[2],
+                                    out[0], out[1], out[2]);
+    case CDNN_OP_RMSNORM:
+        return cdnn_graph_rmsnorm(g, name, a->epsilon, in[0], in[1], in[2],
+                                  out[0], out[1]);
+    case CDNN_OP_SDPA_FWD:
+        return cdnn_graph_sdpa_fwd(g, name, &a->sdpa, in[0], in[1], in[2],
+                                   out[0]);
+    default:
+        return cdnn_fail(CDNN_STATUS_INTERNAL_ERROR, "op %d has no builder",
+                         (int)op);
+    }
+}
+
+static cdnn_status_t decode_node(const decoder_t *d, const fb_table_t *t,
+                                 uint32_t i)
+{
+    char where[160];
+    snprintf(where, sizeof where, "nodes[%u]", i);
+    const char *name;
+    cdnn_status_t st = get_name(d, t, GF_NODE_NAME, where, &name);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    int op = fb_get_i8(t, GF_NODE_OP, 0);
+    if (op < 0 || op >= CDNN_OP_COUNT)
+        return bad_enum(d, where, "op", op, CDNN_OP_COUNT);
+    if (name)
+        snprintf(where, sizeof where, "nodes[%u] '%.100s' (%s)", i, name,
+                 cdnn_op_name((cdnn_op_t)op));
+    else
+        snprintf(where, sizeof where, "nodes[%u] (%s)", i,
+                 cdnn_op_name((cdnn_op_t)op));
+    int64_t in[CDNN_NODE_MAX_INPUTS], out[CDNN_NODE_MAX_OUTPUTS];
+    for (int s = 0; s < CDNN_NODE_MAX_INPUTS; s++)
+        in[s] = CDNN_UID_NONE;
+    for (int s = 0; s < CDNN_NODE_MAX_OUTPUTS; s++)
+        out[s] = CDNN_UID_NONE;
+    cdnn_node_attr_t attr;
+    st = decode_ports(d, t, GF_NODE_INPUTS, "input",
+                      graph_format_input_slots((cdnn_op_t)op), where, in);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_ports(d, t, GF_NODE_OUTPUTS, "output",
+                          graph_format_output_slots((cdnn_op_t)op), where, out);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_attr(d, t, (cdnn_op_t)op, where, &attr);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = rewrap(d, where, add_op(d->g, (cdnn_op_t)op, name, &attr, in, out));
+    return st;
+}
+
+static cdnn_status_t decode_types(const decoder_t *d, const fb_table_t *root)
+{
+    int types[3] = {fb_get_i8(root, GF_GRAPH_IO_TYPE, CDNN_DATA_TYPE_F32),
+                    fb_get_i8(root, GF_GRAPH_INTERMEDIATE_TYPE, CDNN_DATA_TYPE_F32),
+                    fb_get_i8(root, GF_GRAPH_COMPUTE_TYPE, CDNN_DATA_TYPE_F32)};
+    static const char *const what[3] = {"io_type", "intermediate_type",
+                                        "compute_type"};
+    for (int i = 0; i < 3; i++)
+        if (types[i] < 0 || types[i] >= CDNN_DATA_TYPE_COUNT)
+            return bad_enum(d, "graph", what[i], types[i], CDNN_DATA_TYPE_COUNT);
+    return rewrap(d, "graph",
+                  cdnn_graph_set_data_types(d->g, (cdnn_data_type_t)types[0],
+                                            (cdnn_data_type_t)types[1],
+                                            (cdnn_data_type_t)types[2]));
+}
+
+static cdnn_status_t decode_graph(const decoder_t *d, const fb_table_t *root)
+{
+    const char *name;
+    cdnn_status_t st = get_name(d, root, GF_GRAPH_NAME, "graph", &name);
+    if (st == CDNN_STATUS_SUCCESS && name)
+        st = cdnn_graph_set_name(d->g, name);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_types(d, root);
+    uint32_t nt = 0, nn = 0;
+    fb_get_vector(root, GF_GRAPH_TENSORS, &nt);
+    fb_get_vector(root, GF_GRAPH_NODES, &nn);
+    if (st == CDNN_STATUS_SUCCESS &&
+        (nt > GRAPH_FORMAT_MAX_ITEMS || nn > GRAPH_FORMAT_MAX_ITEMS))
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s: %u tensors and %u nodes; a saved graph holds at "
+                         "most %d of each", d->source, nt, nn,
+                         GRAPH_FORMAT_MAX_ITEMS);
+    for (uint32_t i = 0; st == CDNN_STATUS_SUCCESS && i < nt; i++) {
+        fb_table_t t = fb_vector_table(root, GF_GRAPH_TENSORS, i);
+        st = decode_tensor(d, &t, i);
+    }
+    for (uint32_t i = 0; st == CDNN_STATUS_SUCCESS && i < nn; i++) {
+        fb_table_t t = fb_vector_table(root, GF_GRAPH_NODES, i);
+        st = decode_node(d, &t, i);
+    }
+    return st;
+}
+
+static cdnn_status_t check_version(decoder_t *d, const uint8_t *bytes,
+                                   size_t size)
+{
+    char why[256];
+    if (fb_verify(bytes, size, GRAPH_IDENTIFIER, &version_desc, why,
+                  sizeof why) != 0)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s: the graph bytes are damaged: %s", d->source, why);
+    fb_table_t root = fb_root(bytes, size);
+    d->major = fb_get_u16(&root, GF_GRAPH_MAJOR, 0);
+    d->minor = fb_get_u16(&root, GF_GRAPH_MINOR, 0);
+    if (d->major > GRAPH_FORMAT_MAJOR)
+        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED,
+                         "%s: graph format %u.%u is newer than this cdnn reads "
+                         "(%d.x); load it with a newer cdnn",
+                         d->source, d->major, d->minor, GRAPH_FORMAT_MAJOR);
+    if (d->major < GRAPH_FORMAT_MAJOR)
+        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED,
+                         "%s: graph format %u.%u is not one this cdnn reads "
+                         "(%d.x); format_major is missing or 0",
+                         d->source, d->major, d->minor, GRAPH_FORMAT_MAJOR);
+    return CDNN_STATUS_SUCCESS;
+}
+
+cdnn_status_t graph_format_decode_from(const uint8_t *bytes, size_t size,
+                                       const char *source, cdnn_graph_t **out)
+{
+    CDNN_CHECK_ARG(out);
+    CDNN_CHECK_ARG(source);
+    *out = NULL;
+    decoder_t d = {source, 0, 0, NULL};
+    cdnn_status_t st = blob_expect(bytes, size, BLOB_GRAPH, source);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_version(&d, bytes, size);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    char why[256];
+    if (fb_verify(bytes, size, GRAPH_IDENTIFIER, &graph_format_desc, why,
+                  sizeof why) != 0)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s: the graph bytes are damaged: %s", source, why);
+    st = cdnn_graph_create(&d.g);
+    fb_table_t root = fb_root(bytes, size);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_graph(&d, &root);
+    if (st != CDNN_STATUS_SUCCESS) {
+        cdnn_graph_destroy(d.g);
+        return st;
+    }
+    *out = d.g;
+    return CDNN_STATUS_SUCCESS;
+}
+
+cdnn_status_t graph_format_decode(const uint8_t *bytes, size_t size,
+                                  cdnn_graph_t **out)
+{
+    return graph_format_decode_from(bytes, size, "loading a graph", out);
+}

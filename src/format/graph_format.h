@@ -1,0 +1,99 @@
+/*
+ * graph_format.h -- the graph artifact (schema/graph.fbs, identifier
+ * "CDGR"): a graph's declarations as FlatBuffers bytes, and back.
+ *
+ * Saving writes what the caller declared (not the validated view), so a
+ * loaded graph validates exactly as the saved one did.  Loading rebuilds
+ * the graph through the public builder calls, so every check the builder
+ * makes on a caller's graph is made on loaded bytes too.
+ */
+#ifndef CDNN_FORMAT_GRAPH_FORMAT_H
+#define CDNN_FORMAT_GRAPH_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cdnn/provider.h>
+
+#include "format/flatbuf.h"
+
+/* The format this build writes.  It reads major 1 of any minor: a newer
+ * minor only adds fields, which are ignored. */
+#define GRAPH_FORMAT_MAJOR 1
+#define GRAPH_FORMAT_MINOR 0
+
+/* Most tensors, and most nodes, a saved graph may hold.  The builder finds
+ * tensors by a linear search, so loading n tensors costs n^2; the cap keeps
+ * hostile bytes from turning that into minutes. */
+#define GRAPH_FORMAT_MAX_ITEMS 16384
+
+/* Bounds on the sizes loaded bytes may declare, so that the arithmetic of
+ * shapes (element counts, spans in bytes, convolution output sizes) cannot
+ * overflow int64 in validation or in an engine: a dim, a tensor's element
+ * count and its span (in elements) at most 2^40, 2^52 and 2^52; a
+ * convolution's padding, stride, dilation and groups at most 2^20 in
+ * magnitude.  Real graphs are far below all of them. */
+#define GRAPH_FORMAT_MAX_DIM ((int64_t)1 << 40)
+#define GRAPH_FORMAT_MAX_ELEMENTS ((int64_t)1 << 52)
+#define GRAPH_FORMAT_MAX_CONV_PARAM ((int64_t)1 << 20)
+
+/* Field ids of schema/graph.fbs, shared by the binary and JSON forms. */
+enum { GF_GRAPH_MAJOR, GF_GRAPH_MINOR, GF_GRAPH_NAME, GF_GRAPH_IO_TYPE,
+       GF_GRAPH_INTERMEDIATE_TYPE, GF_GRAPH_COMPUTE_TYPE, GF_GRAPH_TENSORS,
+       GF_GRAPH_NODES, GF_GRAPH_FIELDS };
+enum { GF_TENSOR_UID, GF_TENSOR_NAME, GF_TENSOR_DATA_TYPE, GF_TENSOR_DIMS,
+       GF_TENSOR_STRIDES, GF_TENSOR_VIRTUAL, GF_TENSOR_ALIGNMENT,
+       GF_TENSOR_SCALAR, GF_TENSOR_SCALAR_VALUE, GF_TENSOR_FIELDS };
+enum { GF_NODE_NAME, GF_NODE_OP, GF_NODE_INPUTS, GF_NODE_OUTPUTS,
+       GF_NODE_ATTR_TYPE, GF_NODE_ATTR, GF_NODE_FIELDS };
+enum { GF_CONV_SPATIAL_DIMS, GF_CONV_PRE_PADDING, GF_CONV_POST_PADDING,
+       GF_CONV_STRIDE, GF_CONV_DILATION, GF_CONV_GROUPS, GF_CONV_FIELDS };
+enum { GF_PW_MODE, GF_PW_RELU_LOWER, GF_PW_RELU_UPPER, GF_PW_RELU_SLOPE,
+       GF_PW_ELU_ALPHA, GF_PW_SOFTPLUS_BETA, GF_PW_SWISH_BETA, GF_PW_FIELDS };
+enum { GF_SDPA_SCALE, GF_SDPA_CAUSAL, GF_SDPA_FIELDS };
+
+/* NodeAttr union members (0: none). */
+enum { GF_ATTR_NONE, GF_ATTR_CONV, GF_ATTR_POINTWISE, GF_ATTR_REDUCTION,
+       GF_ATTR_NORM, GF_ATTR_SDPA, GF_ATTR_COUNT };
+
+/* Port is a struct { slot: ubyte; uid: long; }: 16 bytes, aligned 8. */
+#define GF_PORT_SIZE 16
+#define GF_PORT_ALIGN 8
+
+/** Verifier descriptor of the Graph table, e.g. for a container's
+ * nested_flatbuffer field. */
+extern const fb_table_desc_t graph_format_desc;
+
+/**
+ * Encode the graph's declarations as graph bytes (malloc'd; free them).
+ * The bytes are a pure function of the declarations: tensors and nodes in
+ * declaration order, ports in slot order, absent ports, packed strides and
+ * default values left out.
+ */
+cdnn_status_t graph_format_encode(const cdnn_graph_t *g, uint8_t **bytes,
+                                  size_t *size);
+
+/**
+ * Decode graph bytes into a new, unvalidated graph: identifier, structure,
+ * version, then every tensor and node through the builder.  A plan or a
+ * container fails with BAD_PARAM naming both kinds; damaged bytes fail with
+ * CORRUPT_DATA, a newer major with NOT_SUPPORTED.
+ */
+cdnn_status_t graph_format_decode(const uint8_t *bytes, size_t size,
+                                  cdnn_graph_t **out);
+
+/**
+ * As graph_format_decode, for bytes made from another form (the JSON
+ * reader): `source` starts every message ("graph JSON").
+ */
+cdnn_status_t graph_format_decode_from(const uint8_t *bytes, size_t size,
+                                       const char *source, cdnn_graph_t **out);
+
+/** Slots an op has for inputs and for outputs (0 for an invalid op). */
+int graph_format_input_slots(cdnn_op_t op);
+int graph_format_output_slots(cdnn_op_t op);
+
+/** The NodeAttr member an op takes (GF_ATTR_NONE for matmul). */
+int graph_format_attr_of(cdnn_op_t op);
+
+#endif

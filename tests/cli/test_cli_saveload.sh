@@ -1,0 +1,145 @@
+#!/bin/sh
+# test_cli_saveload.sh CDNN EXAMPLES_DIR -- the save/load commands of the
+# CLI (build, inspect, resave, run) end to end: every form, byte-identical
+# re-saves, checked runs, damaged files, bad usage, no half-written output.
+set -eu
+cdnn=$1
+examples=$2
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect CODE PATTERN CMD...: CMD exits with CODE and its output (stdout and
+# stderr together) matches PATTERN (grep -E); "" matches anything.
+expect() {
+    want=$1 pattern=$2
+    shift 2
+    set +e
+    out=$("$@" 2>&1)
+    got=$?
+    set -e
+    [ "$got" -eq "$want" ] || fail "$* exited $got, not $want: $out"
+    [ -z "$pattern" ] || echo "$out" | grep -Eq -- "$pattern" ||
+        fail "$* printed no '$pattern': $out"
+}
+
+# The two fused examples, or failing those any two examples there are.
+graphs=""
+for name in conv_bias_relu matmul_bias_gelu_residual; do
+    [ -f "$examples/$name.json" ] && graphs="$graphs $examples/$name.json"
+done
+[ -n "$graphs" ] || graphs=$(ls "$examples"/*.json | head -n 2)
+[ -n "$graphs" ] || fail "no example graphs in $examples"
+
+for json in $graphs; do
+    n=$tmp/$(basename "$json" .json)
+    echo "== $json"
+    # build: every form; the default is graph+plan.
+    expect 0 "^built: engine .* wrote [0-9]+ B \(graph\+plan\) to $n.cdgp" \
+        "$cdnn" build "$json" -o "$n.cdgp"
+    expect 0 "\(plan\)" "$cdnn" build "$json" -o "$n.cdpl" --form plan
+    expect 0 "\(graph\)" "$cdnn" build "$json" -o "$n.cdg" --form graph --device cpu
+    expect 0 "engine cpu:reference" "$cdnn" build "$n.cdg" -o "$n.ref.cdpl" \
+        --form plan --engine cpu:reference
+
+    # inspect: text and JSON, for each form.
+    expect 0 "^kind +graph\+plan container" "$cdnn" inspect "$n.cdgp"
+    expect 0 "^integrity +verified \(SHA-256\)" "$cdnn" inspect "$n.cdgp"
+    expect 0 "^graph content key +[0-9a-f]{64}$" "$cdnn" inspect "$n.cdpl"
+    expect 0 "^kind +graph$" "$cdnn" inspect "$n.cdg"
+    for f in "$n.cdgp" "$n.cdpl" "$n.cdg"; do
+        "$cdnn" inspect --json "$f" >"$tmp/inspect.json" || fail "inspect --json $f"
+        /usr/bin/python3 -m json.tool "$tmp/inspect.json" >/dev/null ||
+            fail "inspect --json $f is not JSON: $(cat "$tmp/inspect.json")"
+    done
+    "$cdnn" inspect --json "$n.cdgp" >"$tmp/inspect.json"
+    /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["kind"] == "graph+plan", d
+assert d["plan"]["verified"] is True and d["plan"]["digest"] == "SHA-256", d
+assert d["graph"]["content_key"] == d["plan"]["graph_content_key"], d
+assert any(t["role"] == "out" for t in d["plan"]["tensors"]), d
+' "$tmp/inspect.json" || fail "inspect --json $n.cdgp: $(cat "$tmp/inspect.json")"
+
+    # resave: a plan comes back byte for byte, as does a container's plan part.
+    expect 0 "identical to the input: yes" "$cdnn" resave "$n.cdpl" -o "$n.re.cdpl"
+    cmp "$n.cdpl" "$n.re.cdpl" || fail "resaved plan differs from $n.cdpl"
+    expect 0 "identical to the input: yes" "$cdnn" resave "$n.cdgp" -o "$n.re.cdgp"
+    cmp "$n.cdgp" "$n.re.cdgp" || fail "resaved container differs"
+    expect 0 "\(plan\)" "$cdnn" resave "$n.cdgp" -o "$n.part.cdpl" --form plan
+    expect 0 "identical to the input: yes" "$cdnn" resave "$n.part.cdpl" -o "$n.part2.cdpl"
+    cmp "$n.part.cdpl" "$n.part2.cdpl" || fail "container's plan part resaves differently"
+    expect 1 "no graph to save" "$cdnn" resave "$n.cdpl" -o "$n.x" --form graph
+    [ ! -e "$n.x" ] || fail "a failed resave left $n.x"
+
+    # run: timed, checked against cpu:reference; a bare plan cannot check.
+    expect 0 "every output matches cpu:reference" "$cdnn" run "$n.cdgp" --check
+    expect 0 "median [0-9.]+ ms" "$cdnn" run "$n.cdpl" --iterations 3
+    expect 0 "holds no plan" "$cdnn" run "$n.cdg" --check
+    expect 0 "matches" "$cdnn" run "$n.re.cdgp" --check --iterations 2
+    expect 1 "^cdnn: run: a bare plan carries no graph to check against; save it as graph\+plan$" \
+        "$cdnn" run "$n.cdpl" --check
+done
+
+echo "== damaged files"
+plan=$n.cdpl
+size=$(wc -c <"$plan")
+head -c $((size / 2)) "$plan" >"$tmp/short.cdpl"
+head -c $((size / 2)) "$n.cdgp" >"$tmp/short.cdgp"
+cp "$plan" "$tmp/flip.cdpl"
+printf '\377' | dd of="$tmp/flip.cdpl" bs=1 seek=$((size * 3 / 4)) conv=notrunc 2>/dev/null
+cmp -s "$plan" "$tmp/flip.cdpl" && fail "the byte flip changed nothing"
+printf 'not a cdnn file at all' >"$tmp/junk"
+: >"$tmp/empty"
+for f in short.cdpl short.cdgp flip.cdpl junk empty; do
+    expect 1 "^cdnn: inspect: CDNN_STATUS_CORRUPT_DATA: ." "$cdnn" inspect "$tmp/$f"
+    expect 1 "^cdnn: inspect: CDNN_STATUS_CORRUPT_DATA: ." "$cdnn" inspect --json "$tmp/$f"
+    expect 1 "^cdnn: run: CDNN_STATUS_CORRUPT_DATA: ." "$cdnn" run "$tmp/$f"
+    expect 1 "^cdnn: resave: CDNN_STATUS_CORRUPT_DATA: ." "$cdnn" resave "$tmp/$f" -o "$tmp/out"
+done
+expect 1 "cannot open '$tmp/missing'" "$cdnn" inspect "$tmp/missing"
+expect 1 "SHA-256" "$cdnn" run "$tmp/flip.cdpl"
+expect 1 "not a graph" "$cdnn" build "$plan" -o "$tmp/out"
+[ ! -e "$tmp/out" ] || fail "a failed command left $tmp/out"
+
+echo "== failed builds write nothing"
+mkdir "$tmp/outdir"
+expect 1 "^cdnn: build: CDNN_STATUS_" "$cdnn" build "$json" -o "$tmp/outdir/a" \
+    --engine no:such:engine
+echo old >"$tmp/outdir/b"
+expect 1 "^cdnn: build: CDNN_STATUS_" "$cdnn" build "$json" -o "$tmp/outdir/b" \
+    --engine no:such:engine
+[ "$(cat "$tmp/outdir/b")" = old ] || fail "a failed build changed an existing file"
+expect 1 "cannot write" "$cdnn" build "$json" -o "$tmp/outdir"
+[ "$(ls -A "$tmp/outdir")" = b ] || fail "failed builds left files: $(ls -A "$tmp/outdir")"
+# Benchmarking plans: built and saved, or refused with the library's reason.
+set +e
+out=$("$cdnn" build "$json" -o "$tmp/outdir/bench" --benchmark 2>&1)
+rc=$?
+set -e
+case $rc in
+0) [ -s "$tmp/outdir/bench" ] || fail "--benchmark wrote nothing: $out" ;;
+1) echo "$out" | grep -q "^cdnn: build: CDNN_STATUS_.*benchmark" || fail "--benchmark: $out"
+   [ ! -e "$tmp/outdir/bench" ] || fail "a refused --benchmark build left a file" ;;
+*) fail "--benchmark exited $rc: $out" ;;
+esac
+
+echo "== usage"
+for cmd in build inspect resave run; do
+    expect 0 "^usage: cdnn $cmd" "$cdnn" "$cmd" --help
+    "$cdnn" "$cmd" --help 2>/dev/null | grep -q "^usage: cdnn $cmd" || fail "$cmd --help on stdout"
+    expect 2 "usage: cdnn $cmd" "$cdnn" "$cmd" --bogus
+    expect 2 "usage: cdnn $cmd" "$cdnn" "$cmd"
+done
+expect 2 "-o OUT is required" "$cdnn" build "$json"
+expect 2 "bad --form" "$cdnn" build "$json" -o "$tmp/x" --form planz
+expect 2 "bad --engine" "$cdnn" build "$json" -o "$tmp/x" --engine 0xnothex
+expect 2 "usage: cdnn build" "$cdnn" build "$json" -o
+expect 2 "usage: cdnn inspect" "$cdnn" inspect "$plan" "$plan"
+expect 2 "-o OUT is required" "$cdnn" resave "$plan"
+expect 2 "--iterations wants" "$cdnn" run "$plan" --iterations 0
+expect 2 "--iterations wants" "$cdnn" run "$plan" --iterations many
+[ ! -e "$tmp/x" ] || fail "bad usage wrote $tmp/x"
+"$cdnn" --help | grep -q "^  resave " || fail "top-level usage lists resave"
+echo "all save/load CLI checks passed"

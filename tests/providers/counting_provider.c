@@ -1,0 +1,229 @@
+/*
+ * counting_provider.c -- a provider that counts its calls, so tests can
+ * prove what cdnn does not call (a loaded plan re-saves without its
+ * provider: SPEC rule 1).
+ *
+ * It serves one engine, "test:counting", for graphs of a single f32
+ * IDENTITY pointwise node over packed tensors: it copies x to y.  Its
+ * payload is 28 bytes: "CNT1", then the element count and the uids of x
+ * and y as u64 LE.  Tests read the counters through test_counting_calls().
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cdnn/provider.h>
+
+static atomic_int creates, saves, restores, executes;
+static _Thread_local const char *message = "";
+
+__attribute__((visibility("default"))) void test_counting_calls(int *c, int *s, int *r,
+                                                                int *e)
+{
+    *c = atomic_load(&creates);
+    *s = atomic_load(&saves);
+    *r = atomic_load(&restores);
+    *e = atomic_load(&executes);
+}
+
+typedef struct counting_context {
+    uint64_t elements;
+    int64_t x_uid, y_uid;
+} counting_context_t;
+
+static cdnn_status_t init(const cdnn_provider_host_t *host, void **state)
+{
+    (void)host;
+    *state = NULL;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static void fini(void *state)
+{
+    (void)state;
+}
+
+static int32_t engine_count(void *state)
+{
+    (void)state;
+    return 1;
+}
+
+static cdnn_status_t engine_info(void *state, int32_t engine, cdnn_provider_engine_t *info)
+{
+    (void)state;
+    (void)engine;
+    info->name = "test:counting";
+    info->rank = 100;
+    info->payload_major = 1;
+    info->payload_minor = 0;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static uint64_t packed_elements(const cdnn_tensor_view_t *t)
+{
+    uint64_t n = 1, stride = 1;
+    for (int32_t d = t->rank - 1; d >= 0; d--) {
+        if (t->dims[d] > 1 && t->strides[d] != (int64_t)stride)
+            return 0;
+        stride *= (uint64_t)t->dims[d];
+        n *= (uint64_t)t->dims[d];
+    }
+    return n;
+}
+
+static cdnn_status_t applicable(void *state, int32_t engine, const cdnn_device_view_t *device,
+                                const cdnn_graph_view_t *g)
+{
+    (void)state;
+    (void)engine;
+    const cdnn_node_view_t *n = g->node_count == 1 ? &g->nodes[0] : NULL;
+    if (device->kind != CDNN_DEVICE_CPU || !n || n->op != CDNN_OP_POINTWISE ||
+        n->attr.pointwise.mode != CDNN_PW_IDENTITY) {
+        message = "test:counting runs one identity pointwise node on the CPU";
+        return CDNN_STATUS_NOT_SUPPORTED;
+    }
+    const cdnn_tensor_view_t *x = &g->tensors[n->inputs[0]], *y = &g->tensors[n->outputs[0]];
+    uint64_t count = packed_elements(x);
+    if (x->type != CDNN_DATA_TYPE_F32 || y->type != CDNN_DATA_TYPE_F32 || !count ||
+        count != packed_elements(y)) {
+        message = "test:counting needs packed f32 tensors of one shape";
+        return CDNN_STATUS_NOT_SUPPORTED;
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t context_create(void *state, int32_t engine, const cdnn_device_view_t *device,
+                                    const cdnn_graph_view_t *g, const cdnn_knob_value_t *knobs,
+                                    int32_t knob_count, void **context)
+{
+    (void)knobs;
+    (void)knob_count;
+    cdnn_status_t st = applicable(state, engine, device, g);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    counting_context_t *ctx = malloc(sizeof *ctx);
+    if (!ctx)
+        return CDNN_STATUS_ALLOC_FAILED;
+    const cdnn_node_view_t *n = &g->nodes[0];
+    ctx->x_uid = g->tensors[n->inputs[0]].uid;
+    ctx->y_uid = g->tensors[n->outputs[0]].uid;
+    ctx->elements = packed_elements(&g->tensors[n->inputs[0]]);
+    atomic_fetch_add(&creates, 1);
+    *context = ctx;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t workspace_size(void *context, size_t *bytes)
+{
+    (void)context;
+    *bytes = 0;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static void *pointer_of(const cdnn_exec_args_t *args, int64_t uid)
+{
+    for (int32_t i = 0; i < args->count; i++)
+        if (args->uids[i] == uid)
+            return args->ptrs[i];
+    return NULL;
+}
+
+static cdnn_status_t execute(void *context, const cdnn_exec_args_t *args)
+{
+    const counting_context_t *ctx = context;
+    const void *x = pointer_of(args, ctx->x_uid);
+    void *y = pointer_of(args, ctx->y_uid);
+    if (!x || !y) {
+        message = "test:counting lacks a pointer";
+        return CDNN_STATUS_BAD_PARAM;
+    }
+    memcpy(y, x, ctx->elements * sizeof(float));
+    atomic_fetch_add(&executes, 1);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static void context_destroy(void *context)
+{
+    free(context);
+}
+
+static const char *last_error(void *state)
+{
+    (void)state;
+    return message;
+}
+
+/* Payload: "CNT1", u64 LE elements, u64 LE x uid, u64 LE y uid. */
+#define PAYLOAD_SIZE 28
+
+static cdnn_status_t context_save(void *context, void *buf, size_t cap, size_t *size)
+{
+    const counting_context_t *ctx = context;
+    *size = PAYLOAD_SIZE;
+    if (!buf)
+        return CDNN_STATUS_SUCCESS;
+    if (cap < PAYLOAD_SIZE)
+        return CDNN_STATUS_SIZE_INSUFFICIENT;
+    uint8_t *p = buf;
+    const uint64_t fields[3] = {ctx->elements, (uint64_t)ctx->x_uid, (uint64_t)ctx->y_uid};
+    memcpy(p, "CNT1", 4);
+    for (int f = 0; f < 3; f++)
+        for (int i = 0; i < 8; i++)
+            p[4 + 8 * f + i] = (uint8_t)(fields[f] >> (8 * i));
+    atomic_fetch_add(&saves, 1);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t context_restore(void *state, int32_t engine, const cdnn_device_view_t *device,
+                                     const cdnn_graph_view_t *graph, const void *payload,
+                                     size_t size, void **context)
+{
+    (void)state;
+    (void)engine;
+    (void)device;
+    (void)graph;
+    const uint8_t *p = payload;
+    if (size != PAYLOAD_SIZE || memcmp(p, "CNT1", 4) != 0) {
+        message = "test:counting payload is not CNT1";
+        return CDNN_STATUS_CORRUPT_DATA;
+    }
+    uint64_t fields[3] = {0, 0, 0};
+    for (int f = 0; f < 3; f++)
+        for (int i = 0; i < 8; i++)
+            fields[f] |= (uint64_t)p[4 + 8 * f + i] << (8 * i);
+    counting_context_t *ctx = malloc(sizeof *ctx);
+    if (!ctx)
+        return CDNN_STATUS_ALLOC_FAILED;
+    ctx->elements = fields[0];
+    ctx->x_uid = (int64_t)fields[1];
+    ctx->y_uid = (int64_t)fields[2];
+    atomic_fetch_add(&restores, 1);
+    *context = ctx;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static const cdnn_provider_t counting_provider = {
+    .abi_major = CDNN_PROVIDER_ABI_MAJOR,
+    .abi_minor = CDNN_PROVIDER_ABI_MINOR,
+    .struct_size = sizeof(cdnn_provider_t),
+    .name = "counting",
+    .version = "1.0.0",
+    .init = init,
+    .fini = fini,
+    .engine_count = engine_count,
+    .engine_info = engine_info,
+    .applicable = applicable,
+    .context_create = context_create,
+    .workspace_size = workspace_size,
+    .execute = execute,
+    .context_destroy = context_destroy,
+    .last_error = last_error,
+    .context_save = context_save,
+    .context_restore = context_restore,
+};
+
+__attribute__((visibility("default"))) const cdnn_provider_t *cdnn_provider_entry(void)
+{
+    return &counting_provider;
+}
