@@ -242,6 +242,25 @@ static void test_overlapping_output(void **state)
     expect_invalid(g, "tensor 'y' (uid 2)", "overlap");
 }
 
+static void test_size_limits(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    const int64_t huge_dim[] = {CDNN_MAX_DIM + 1};
+    const int64_t too_many[] = {1 << 20, 1 << 20, 1 << 13};
+    const int64_t dims[] = {8192, 4}, wild[] = {CDNN_MAX_DIM, 1};
+    assert_int_equal(cdnn_graph_tensor(g, 1, "a", CDNN_DATA_TYPE_F32, 1, huge_dim, NULL),
+                     CDNN_STATUS_BAD_PARAM);
+    assert_non_null(strstr(cdnn_last_error(), "[1, 2^40]"));
+    assert_int_equal(cdnn_graph_tensor(g, 2, "b", CDNN_DATA_TYPE_F32, 3, too_many, NULL),
+                     CDNN_STATUS_BAD_PARAM);
+    assert_non_null(strstr(cdnn_last_error(), "2^52"));
+    assert_int_equal(cdnn_graph_tensor(g, 3, "c", CDNN_DATA_TYPE_F32, 2, dims, wild),
+                     CDNN_STATUS_BAD_PARAM);
+    assert_non_null(strstr(cdnn_last_error(), "spans more than 2^52"));
+    cdnn_graph_destroy(g);
+}
+
 static void test_empty_graph(void **state)
 {
     (void)state;
@@ -376,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_input_without_shape),
         cmocka_unit_test(test_overlapping_output),
         cmocka_unit_test(test_empty_graph),
+        cmocka_unit_test(test_size_limits),
         cmocka_unit_test(test_inference_conv_chain),
         cmocka_unit_test(test_inference_matmul_broadcast),
         cmocka_unit_test(test_inference_bwd_filter),

@@ -233,6 +233,14 @@ CDNN_API const char *cdnn_provider_search_path(void);
 /** Most tensor dimensions cdnn handles. */
 #define CDNN_MAX_RANK 8
 
+/** Largest dim or stride, and largest element count or strided span, of a
+ * tensor: limits that keep every shape computation inside 64 bits. */
+#define CDNN_MAX_DIM ((int64_t)1 << 40)
+#define CDNN_MAX_ELEMENTS ((int64_t)1 << 52)
+
+/** Largest convolution padding, stride, dilation or group count. */
+#define CDNN_MAX_CONV_ATTR ((int64_t)1 << 20)
+
 /**
  * Convolution (cross-correlation, as every framework computes it).
  * Layout is given by dims in logical order: x [N, C, D?, H?, W], filter

@@ -310,6 +310,16 @@ cdnn_status_t cdnn_plan_load(cdnn_graph_t **graph, cdnn_handle_t *handle,
 
 /* ---- loading graphs -------------------------------------------------------------- */
 
+/* A container's plan is checked even when only its graph is loaded: a
+ * damaged container is refused whole. */
+static cdnn_status_t check_plan_intact(const uint8_t *plan, size_t size)
+{
+    plan_record_t r;
+    cdnn_status_t st = plan_format_decode(plan, size, &r);
+    plan_record_free(&r);
+    return st;
+}
+
 cdnn_status_t cdnn_graph_load(cdnn_graph_t **graph, cdnn_handle_t *handle,
                               const void *bytes, size_t size)
 {
@@ -327,6 +337,8 @@ cdnn_status_t cdnn_graph_load(cdnn_graph_t **graph, cdnn_handle_t *handle,
                        "plan, not a graph; load them with cdnn_plan_load");
     if (st == CDNN_STATUS_SUCCESS)
         st = graph_format_decode(graph_bytes, graph_size, &g);
+    if (st == CDNN_STATUS_SUCCESS && !handle && plan)
+        st = check_plan_intact(plan, plan_size);
     if (st == CDNN_STATUS_SUCCESS && handle && plan) {
         st = cdnn_graph_validate(g);
         if (st == CDNN_STATUS_SUCCESS)

@@ -4,28 +4,43 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/sha256.h"
 #include "format/blob.h"
 #include "format/flatbuf.h"
 
 /* Field ids, in schema/container.fbs declaration order. */
 enum { CONTAINER_MAJOR, CONTAINER_MINOR, CONTAINER_GRAPH, CONTAINER_PLAN,
-       CONTAINER_FIELDS };
+       CONTAINER_GRAPH_SHA256, CONTAINER_FIELDS };
 
 static const fb_field_desc_t container_fields[CONTAINER_FIELDS] = {
     [CONTAINER_MAJOR] = {FB_SCALAR, 2},
     [CONTAINER_MINOR] = {FB_SCALAR, 2},
     [CONTAINER_GRAPH] = {FB_VECTOR, 1, 1},
     [CONTAINER_PLAN] = {FB_VECTOR, 1, 1},
+    [CONTAINER_GRAPH_SHA256] = {FB_VECTOR, 1, 1},
 };
 static const fb_table_desc_t container_desc = {"Container", CONTAINER_FIELDS,
                                                container_fields};
+
+static cdnn_status_t graph_digest(const uint8_t *graph, size_t size, uint8_t out[32])
+{
+    sha256_t h;
+    sha256_begin(&h);
+    sha256_update(&h, graph, size);
+    return sha256_end(&h, out);
+}
 
 cdnn_status_t container_encode(const uint8_t *graph, size_t graph_size,
                                const uint8_t *plan, size_t plan_size,
                                uint8_t **bytes, size_t *size)
 {
+    uint8_t digest[32];
+    cdnn_status_t st = graph_digest(graph, graph_size, digest);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
     fb_builder_t b;
     fb_builder_init(&b);
+    fb_ref_t digest_ref = fb_bytes(&b, digest, sizeof digest);
     fb_ref_t plan_ref = plan ? fb_bytes(&b, plan, plan_size) : 0;
     fb_ref_t graph_ref = fb_bytes(&b, graph, graph_size);
     fb_table_start(&b, CONTAINER_FIELDS);
@@ -33,9 +48,9 @@ cdnn_status_t container_encode(const uint8_t *graph, size_t graph_size,
     fb_add_u16(&b, CONTAINER_MINOR, CONTAINER_FORMAT_MINOR, 0);
     fb_add_ref(&b, CONTAINER_GRAPH, graph_ref);
     fb_add_ref(&b, CONTAINER_PLAN, plan_ref);
+    fb_add_ref(&b, CONTAINER_GRAPH_SHA256, digest_ref);
     const uint8_t *data;
     size_t n;
-    cdnn_status_t st = CDNN_STATUS_SUCCESS;
     if (fb_finish(&b, fb_table_end(&b), CONTAINER_IDENTIFIER, &data, &n) != 0 ||
         !(*bytes = malloc(n)))
         st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory encoding a container");
@@ -91,6 +106,16 @@ cdnn_status_t container_decode(const uint8_t *bytes, size_t size,
     *plan_size = p;
     if (!*graph)
         return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the container holds no graph");
+    uint32_t digest_size = 0;
+    const uint8_t *stored = fb_get_vector(&root, CONTAINER_GRAPH_SHA256, &digest_size);
+    uint8_t digest[32];
+    st = graph_digest(*graph, *graph_size, digest);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    if (!stored || digest_size != 32 || memcmp(stored, digest, 32) != 0)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the container is damaged: the "
+                         "SHA-256 of its graph part is %s", stored && digest_size == 32
+                         ? "not the one recorded" : "missing");
     /* A newer minor may add fields this build does not write. */
     if (fb_get_u16(&root, CONTAINER_MINOR, 0) > CONTAINER_FORMAT_MINOR)
         return CDNN_STATUS_SUCCESS;

@@ -810,10 +810,18 @@ cdnn_status_t graph_format_decode_from(const uint8_t *bytes, size_t size,
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     char why[256];
+    /* A newer minor may use a union member this build has never heard of;
+     * that is a feature it lacks, not damage. */
     if (fb_verify(bytes, size, GRAPH_IDENTIFIER, &graph_format_desc, why,
                   sizeof why) != 0)
-        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
-                         "%s: the graph bytes are damaged: %s", source, why);
+        return d.minor > GRAPH_FORMAT_MINOR
+                   ? cdnn_fail(CDNN_STATUS_NOT_SUPPORTED,
+                               "%s: graph format %u.%u is newer than this cdnn "
+                               "(%d.%d) and holds what it cannot read (%s); load "
+                               "it with a newer cdnn", source, d.major, d.minor,
+                               GRAPH_FORMAT_MAJOR, GRAPH_FORMAT_MINOR, why)
+                   : cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                               "%s: the graph bytes are damaged: %s", source, why);
     st = cdnn_graph_create(&d.g);
     fb_table_t root = fb_root(bytes, size);
     if (st == CDNN_STATUS_SUCCESS)

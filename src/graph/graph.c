@@ -160,15 +160,26 @@ static cdnn_status_t check_tensor_args(const cdnn_graph_t *g, int64_t uid,
                          "1 <= rank <= %d and dims, or rank 0 and no dims to infer",
                          shown, (long long)uid, rank, dims ? "given" : "no",
                          CDNN_MAX_RANK);
+    int64_t elements = 1, span = 0;
     for (int32_t d = 0; d < rank; d++) {
-        if (dims[d] < 1)
+        if (dims[d] < 1 || dims[d] > CDNN_MAX_DIM)
             return cdnn_fail(CDNN_STATUS_BAD_PARAM,
-                             "tensor '%s' (uid %lld): dim %d is %lld; dims must be >= 1",
-                             shown, (long long)uid, d, (long long)dims[d]);
-        if (strides && strides[d] < 0)
+                             "tensor '%s' (uid %lld): dim %d is %lld; dims must be in "
+                             "[1, 2^40]", shown, (long long)uid, d, (long long)dims[d]);
+        if (strides && (strides[d] < 0 || strides[d] > CDNN_MAX_DIM))
             return cdnn_fail(CDNN_STATUS_BAD_PARAM,
-                             "tensor '%s' (uid %lld): stride %d is %lld; strides must be >= 0",
-                             shown, (long long)uid, d, (long long)strides[d]);
+                             "tensor '%s' (uid %lld): stride %d is %lld; strides must be "
+                             "in [0, 2^40]", shown, (long long)uid, d, (long long)strides[d]);
+        /* Both bounds hold before each product, so neither overflows. */
+        elements *= dims[d];
+        if (strides && strides[d] && dims[d] - 1 > (CDNN_MAX_ELEMENTS - span) / strides[d])
+            span = CDNN_MAX_ELEMENTS + 1;
+        else if (strides)
+            span += (dims[d] - 1) * strides[d];
+        if (elements > CDNN_MAX_ELEMENTS || span > CDNN_MAX_ELEMENTS)
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                             "tensor '%s' (uid %lld) has more than 2^52 elements or "
+                             "spans more than 2^52 of them", shown, (long long)uid);
     }
     return CDNN_STATUS_SUCCESS;
 }

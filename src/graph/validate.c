@@ -355,6 +355,12 @@ static cdnn_status_t expect_output(const node_check_t *c, int port, int32_t rank
     cdnn_tensor_view_t *t = out_view(c, port);
     if (!t)
         return CDNN_STATUS_SUCCESS;
+    int64_t elements = 1;
+    for (int32_t d = 0; d < rank; d++) {
+        if (dims[d] > CDNN_MAX_DIM || (elements *= dims[d]) > CDNN_MAX_ELEMENTS)
+            return port_fail(c, 0, port, "would have more than 2^52 elements or a dim "
+                                         "over 2^40 (too large)");
+    }
     if (t->rank == 0) {
         t->rank = rank;
         memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
@@ -426,15 +432,17 @@ static cdnn_status_t check_conv_attr(const node_check_t *c)
                          a->spatial_dims);
     for (int i = 0; i < a->spatial_dims; i++)
         if (a->stride[i] < 1 || a->dilation[i] < 1 || a->pre_padding[i] < 0 ||
-            a->post_padding[i] < 0)
+            a->post_padding[i] < 0 || a->stride[i] > CDNN_MAX_CONV_ATTR ||
+            a->dilation[i] > CDNN_MAX_CONV_ATTR || a->pre_padding[i] > CDNN_MAX_CONV_ATTR ||
+            a->post_padding[i] > CDNN_MAX_CONV_ATTR)
             return node_fail(c->n,
                              "spatial dim %d has stride %lld, dilation %lld, padding "
-                             "%lld/%lld; stride and dilation must be >= 1 and "
-                             "padding >= 0 (bad attribute)",
+                             "%lld/%lld; stride and dilation must be in [1, 2^20] "
+                             "and padding in [0, 2^20] (bad attribute)",
                              i, (long long)a->stride[i], (long long)a->dilation[i],
                              (long long)a->pre_padding[i], (long long)a->post_padding[i]);
-    if (a->groups < 1)
-        return node_fail(c->n, "groups is %lld; it must be >= 1 (bad attribute)",
+    if (a->groups < 1 || a->groups > CDNN_MAX_CONV_ATTR)
+        return node_fail(c->n, "groups is %lld; it must be in [1, 2^20] (bad attribute)",
                          (long long)a->groups);
     return CDNN_STATUS_SUCCESS;
 }

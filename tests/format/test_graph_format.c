@@ -532,7 +532,7 @@ static const json_case_t json_cases[] = {
     {GRAPH_HEAD "\"tensors\": [{\"uid\": 1, \"dims\": []}]}",
      CDNN_STATUS_CORRUPT_DATA, "dims is empty", NULL},
     {GRAPH_HEAD "\"tensors\": [{\"uid\": 1, \"dims\": [0]}]}",
-     CDNN_STATUS_CORRUPT_DATA, "tensors[0] (uid 1)", "dims must be >= 1"},
+     CDNN_STATUS_CORRUPT_DATA, "tensors[0] (uid 1)", "dims must be in [1, 2^40]"},
     {GRAPH_HEAD "\"tensors\": [{\"uid\": 1}, {\"uid\": 1}]}",
      CDNN_STATUS_INVALID_GRAPH, "tensors[1] (uid 1)", "already used"},
     {GRAPH_HEAD "\"tensors\": [{\"uid\": 1, \"alignment\": 3}]}",

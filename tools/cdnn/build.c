@@ -33,7 +33,8 @@ typedef struct build_args {
     int benchmark;
 } build_args_t;
 
-/* An engine by name, or by id as "0x" and 1-16 hex digits. */
+/* An engine by name, or by id as "0x" and 1-16 hex digits (not 0, which
+ * the build options would read as "no engine pinned"). */
 static int parse_engine(const char *s, uint64_t *id)
 {
     if (strncmp(s, "0x", 2) != 0 && strncmp(s, "0X", 2) != 0) {
@@ -43,7 +44,7 @@ static int parse_engine(const char *s, uint64_t *id)
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s + 2, &end, 16);
-    if (errno || end == s + 2 || *end || s[2] == '-' || s[2] == '+')
+    if (errno || end == s + 2 || *end || s[2] == '-' || s[2] == '+' || v == 0)
         return -1;
     *id = v;
     return 0;

@@ -233,8 +233,7 @@ int cli_demo(int argc, char **argv)
         if (c == 'd') {
             device = optarg;
         } else {
-            fputs(demo_help, c == 'h' ? stdout : stderr);
-            return c == 'h' ? EXIT_OK : EXIT_USAGE;
+            return cli_usage(demo_help, c);
         }
     }
     if (optind != argc) {
