@@ -128,11 +128,14 @@ static cdnn_status_t make_payload(cpu_context_t *ctx, const cdnn_graph_view_t *g
     return st;
 }
 
-static cdnn_status_t cpu_context_create(void *state, int32_t index,
-                                        const cdnn_device_view_t *device,
-                                        const cdnn_graph_view_t *graph,
-                                        const cdnn_knob_value_t *knobs,
-                                        int32_t knob_count, void **context)
+/* A context for engine index; payload is the saved payload it is restored
+ * from (kept as is), or NULL to make one from the graph. */
+static cdnn_status_t context_new(void *state, int32_t index,
+                                 const cdnn_device_view_t *device,
+                                 const cdnn_graph_view_t *graph,
+                                 const cdnn_knob_value_t *knobs, int32_t knob_count,
+                                 const uint8_t *payload, size_t payload_size,
+                                 void **context)
 {
     cdnn_status_t st = cpu_applicable(state, index, device, graph);
     if (st != CDNN_STATUS_SUCCESS)
@@ -142,14 +145,31 @@ static cdnn_status_t cpu_context_create(void *state, int32_t index,
         return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     ctx->engine = cpu_engines[index];
     st = ctx->engine->create(device, graph, knobs, knob_count, &ctx->inner);
-    if (st == CDNN_STATUS_SUCCESS)
+    if (st == CDNN_STATUS_SUCCESS && !payload)
         st = make_payload(ctx, graph, knobs, knob_count);
+    if (st == CDNN_STATUS_SUCCESS && payload) {
+        ctx->payload = malloc(payload_size);
+        ctx->payload_size = payload_size;
+        if (ctx->payload)
+            memcpy(ctx->payload, payload, payload_size);
+        else
+            st = cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    }
     if (st != CDNN_STATUS_SUCCESS) {
         context_free(ctx);
         return st;
     }
     *context = ctx;
     return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t cpu_context_create(void *state, int32_t index,
+                                        const cdnn_device_view_t *device,
+                                        const cdnn_graph_view_t *graph,
+                                        const cdnn_knob_value_t *knobs,
+                                        int32_t knob_count, void **context)
+{
+    return context_new(state, index, device, graph, knobs, knob_count, NULL, 0, context);
 }
 
 static cdnn_status_t cpu_context_save(void *context, void *buf, size_t cap,
@@ -166,17 +186,20 @@ static cdnn_status_t cpu_context_save(void *context, void *buf, size_t cap,
     return CDNN_STATUS_SUCCESS;
 }
 
-/* Build a context from a decoded payload's graph, as a build would. */
+/* Build a context from a decoded payload's graph, as a build would, but
+ * keep the payload it came from rather than making it again. */
 static cdnn_status_t restore_from(void *state, int32_t index,
                                   const cdnn_device_view_t *device,
-                                  const cpu_payload_t *p, void **context)
+                                  const cpu_payload_t *p, const void *payload,
+                                  size_t size, void **context)
 {
     const cdnn_graph_view_t *view = NULL;
     void *token = NULL;
     cdnn_status_t st = cpu_host->graph_decode(p->graph, p->graph_size, &view, &token);
     if (st != CDNN_STATUS_SUCCESS)
         return host_failure(st, "the payload's graph does not load");
-    st = cpu_context_create(state, index, device, view, p->knobs, p->knob_count, context);
+    st = context_new(state, index, device, view, p->knobs, p->knob_count, payload, size,
+                     context);
     cpu_host->release_graph(token);
     return st;
 }
@@ -200,7 +223,7 @@ static cdnn_status_t cpu_context_restore(void *state, int32_t index,
         st = cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is for engine %s, not %s",
                       p.engine, e->name);
     else
-        st = restore_from(state, index, device, &p, context);
+        st = restore_from(state, index, device, &p, payload, size, context);
     cpu_payload_free(&p);
     return st;
 }

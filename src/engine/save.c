@@ -264,24 +264,30 @@ static cdnn_status_t load_plan(const uint8_t *bytes, size_t size, const cdnn_han
     return st;
 }
 
-/* The plan part of bytes that are a plan or a container. */
+/* The plan part of bytes that are a plan or a container; for a container
+ * also its graph (validated), so that the plan is checked against it. */
 static cdnn_status_t plan_part(const uint8_t *bytes, size_t size, const uint8_t **plan,
-                               size_t *plan_size)
+                               size_t *plan_size, cdnn_graph_t **graph)
 {
-    blob_kind_t kind = blob_kind(bytes, size);
-    if (kind == BLOB_CONTAINER) {
-        const uint8_t *graph;
-        size_t graph_size;
-        cdnn_status_t st = container_decode(bytes, size, &graph, &graph_size, plan, plan_size);
-        if (st == CDNN_STATUS_SUCCESS && !*plan)
-            st = cdnn_fail(CDNN_STATUS_BAD_PARAM, "loading a plan: the container holds "
-                           "a graph but no plan; build the graph, or load it with "
-                           "cdnn_graph_load");
-        return st;
+    *graph = NULL;
+    if (blob_kind(bytes, size) != BLOB_CONTAINER) {
+        *plan = bytes;
+        *plan_size = size;
+        return blob_expect(bytes, size, BLOB_PLAN, "loading a plan");
     }
-    *plan = bytes;
-    *plan_size = size;
-    return blob_expect(bytes, size, BLOB_PLAN, "loading a plan");
+    const uint8_t *graph_bytes;
+    size_t graph_size;
+    cdnn_status_t st = container_decode(bytes, size, &graph_bytes, &graph_size, plan,
+                                        plan_size);
+    if (st == CDNN_STATUS_SUCCESS && !*plan)
+        st = cdnn_fail(CDNN_STATUS_BAD_PARAM, "loading a plan: the container holds "
+                       "a graph but no plan; build the graph, or load it with "
+                       "cdnn_graph_load");
+    if (st == CDNN_STATUS_SUCCESS)
+        st = graph_format_decode(graph_bytes, graph_size, graph);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cdnn_graph_validate(*graph);
+    return st;
 }
 
 cdnn_status_t cdnn_plan_load(cdnn_graph_t **graph, cdnn_handle_t *handle,
@@ -291,14 +297,15 @@ cdnn_status_t cdnn_plan_load(cdnn_graph_t **graph, cdnn_handle_t *handle,
     CDNN_CHECK_ARG(handle);
     CDNN_CHECK_ARG(bytes);
     *graph = NULL;
-    const uint8_t *plan;
-    size_t plan_size;
-    cdnn_graph_t *g = NULL;
-    cdnn_status_t st = plan_part(bytes, size, &plan, &plan_size);
+    const uint8_t *plan = NULL;
+    size_t plan_size = 0;
+    cdnn_graph_t *g = NULL, *container_graph = NULL;
+    cdnn_status_t st = plan_part(bytes, size, &plan, &plan_size, &container_graph);
     if (st == CDNN_STATUS_SUCCESS)
         st = cdnn_graph_create(&g);
     if (st == CDNN_STATUS_SUCCESS)
-        st = load_plan(plan, plan_size, handle, NULL, &g->plan);
+        st = load_plan(plan, plan_size, handle, container_graph, &g->plan);
+    cdnn_graph_destroy(container_graph);
     if (st != CDNN_STATUS_SUCCESS) {
         cdnn_graph_destroy(g);
         return st;

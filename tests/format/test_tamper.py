@@ -347,20 +347,29 @@ class Writer:
         return bytes(b.Output())
 
     def build_container(self, graph, plan=None, major=CONTAINER_MAJOR,
-                        minor=CONTAINER_MINOR, extra_field=None):
-        """extra_field: a u32 in field 4, which Container (1.0) does not
-        have: what a newer minor might add."""
+                        minor=CONTAINER_MINOR, extra_field=None,
+                        graph_digest=None):
+        """Container fields by id (schema/container.fbs): 0 format_major,
+        1 format_minor, 2 graph, 3 plan, 4 graph_sha256 = SHA-256(graph
+        bytes).  extra_field: a u32 in field 5, which Container 1.0 does
+        not have: what a newer minor might add.  Written in cdnn's order
+        (container_format.c container_encode): digest, plan, graph
+        vectors, then the fields in id order."""
+        if graph_digest is None:
+            graph_digest = hashlib.sha256(graph).digest()
         m, b = self.Container, self.fb.Builder(1024)
+        digest_ref = self.byte_vector(b, graph_digest)
         plan_ref = self.byte_vector(b, plan) if plan is not None else None
         graph_ref = self.byte_vector(b, graph)
-        b.StartObject(5 if extra_field is not None else 4)
+        b.StartObject(6 if extra_field is not None else 5)
         m.ContainerAddFormatMajor(b, major)
         m.ContainerAddFormatMinor(b, minor)
         m.ContainerAddGraph(b, graph_ref)
         if plan_ref is not None:
             m.ContainerAddPlan(b, plan_ref)
+        b.PrependUOffsetTRelativeSlot(4, digest_ref, 0)
         if extra_field is not None:
-            b.PrependUint32Slot(4, extra_field, 0)
+            b.PrependUint32Slot(5, extra_field, 0)
         b.Finish(b.EndObject(), file_identifier=b"CDGP")
         return bytes(b.Output())
 
@@ -471,7 +480,7 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
          schema(schema_dir, "plan.fbs"), schema(schema_dir, "graph.fbs")])
     sys.path.insert(0, gen)
     import flatbuffers
-    from cdnn.fb import Container, Graph, Plan, PlanBody, PlanTensor
+    from cdnn.fb import Container, Plan, PlanBody, PlanTensor
     w = Writer(flatbuffers, (Plan, PlanBody, PlanTensor, Container))
 
     api = Cdnn(lib_path)
@@ -659,7 +668,20 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
     expect("container whose plan is another graph's -> CORRUPT_DATA "
            "'content keys differ'", (st, msg), CORRUPT_DATA,
            ["content keys differ"])
+    expect("container whose plan is another graph's, loaded as a plan -> "
+           "CORRUPT_DATA 'content keys differ'", api.plan_load(mixed),
+           CORRUPT_DATA, ["content keys differ"])
 
+    # The graph part has no digest of its own; the container's covers it.
+    g_flip = bytearray(graph)
+    for k in range(len(g_flip) - 1, 0, -1):  # a name byte: still a valid graph
+        if 0x61 <= g_flip[k] <= 0x7a:
+            g_flip[k] ^= 0x20
+            break
+    expect("container graph part changed, graph SHA-256 not re-sealed -> "
+           "CORRUPT_DATA", api.blob_contents(w.build_container(
+               bytes(g_flip), plan, graph_digest=hashlib.sha256(graph).digest())),
+           CORRUPT_DATA, ["SHA-256"])
     expect("container format 2.0 -> NOT_SUPPORTED naming 2.0 and 1.x",
            api.plan_load(w.build_container(graph, plan, major=2)),
            NOT_SUPPORTED, ["2.0", "1.x"])
@@ -704,6 +726,29 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
     report("graph format 1.1 (flatc, unknown fields) loads with the same "
            "content key", st == SUCCESS and loaded_key == key,
            "status %s: %s" % (STATUS_NAMES.get(st, st), msg))
+    # A 1.1 graph that uses what 1.1 added -- a new Op value, a new NodeAttr
+    # union member -- cannot be loaded by a 1.0 reader, but it is not
+    # damaged: NOT_SUPPORTED, "load them with a newer cdnn" (graph.fbs:
+    # a new minor only adds fields or enum values).
+    text = text.replace(
+        "union NodeAttr { ConvAttr, PointwiseAttr, ReductionAttr, NormAttr, "
+        "SdpaAttr }",
+        "table FutureAttr { x: int; }\nunion NodeAttr { ConvAttr, "
+        "PointwiseAttr, ReductionAttr, NormAttr, SdpaAttr, FutureAttr }")
+    text = text.replace("Rmsnorm, SdpaFwd\n}", "Rmsnorm, SdpaFwd, FutureOp\n}")
+    with open(future, "w") as f:
+        f.write(text)
+    for what, change in (("a new Op value", {"op": "FutureOp"}),
+                         ("a new NodeAttr member",
+                          {"attr_type": "FutureAttr", "attr": {"x": 1}})):
+        gnew = json.loads(json.dumps(g11))
+        gnew["nodes"][0].update(change)
+        st, msg, lg = api.graph_load(
+            flatc_binary(tmp, future, gnew, "graph11_new"), with_handle=False)
+        if lg:
+            api.lib.cdnn_graph_destroy(lg)
+        expect("graph format 1.1 using %s -> NOT_SUPPORTED, newer cdnn"
+               % what, (st, msg), NOT_SUPPORTED, ["1.1", "newer cdnn"])
     g20 = dict(gjson)
     g20["format_major"] = 2
     st, msg, lg = api.graph_load(
