@@ -8,8 +8,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -93,7 +95,7 @@ static void test_knob_names(void **state)
     expect_error(cdnn_build_options_set_knob(o, "threads", 1), CDNN_STATUS_BAD_PARAM,
                  "<provider>.<category>.<name>");
     expect_error(cdnn_build_options_set_knob(o, "global.benchmarking", 2),
-                 CDNN_STATUS_BAD_PARAM, "0 or 1");
+                 CDNN_STATUS_BAD_PARAM, "must be in [0, 1]");
     cdnn_build_options_destroy(o);
 }
 
@@ -136,19 +138,57 @@ static void test_workspace_limit_lists_reasons(void **state)
     cdnn_handle_destroy(h);
 }
 
-static void test_benchmarking_not_yet(void **state)
+/* A benchmarking plan: no engine until its first execute; saving before
+ * then fails with rule 3's words; afterwards it ranks its candidates. */
+static void test_benchmarking_plan(void **state)
 {
     (void)state;
+    char dir[] = "/tmp/cdnn-test-cache-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("CDNN_CACHE_DIR", dir, 1);
     cdnn_handle_t *h = NULL;
     cdnn_build_options_t *o = NULL;
     cdnn_graph_t *g = swish_graph();
     OK(cdnn_handle_create(&h, "cpu"));
     OK(cdnn_build_options_create(&o));
     OK(cdnn_build_options_set_knob(o, "global.benchmarking", 1));
-    expect_error(cdnn_graph_build(g, h, o), CDNN_STATUS_NOT_SUPPORTED, "benchmarking");
+    OK(cdnn_graph_build(g, h, o));
+    int32_t count = 0, chosen = 0;
+    OK(cdnn_graph_candidates(g, NULL, 0, &count, &chosen));
+    assert_true(count >= 2); /* fused pointwise, its 1-thread variant, reference */
+    assert_int_equal(chosen, -1);
+    size_t size = 0;
+    expect_error(cdnn_graph_save(g, CDNN_SAVE_PLAN, NULL, 0, &size), CDNN_STATUS_BAD_STATE,
+                 "the plan has not chosen a kernel yet; execute it once, or build it "
+                 "with benchmarking off, then save");
+    expect_error(cdnn_graph_engine(g, NULL, NULL), CDNN_STATUS_BAD_STATE, "not chosen");
+
+    size_t ws = 0;
+    OK(cdnn_graph_workspace_size(g, &ws));
+    float x[64], y[64];
+    for (int i = 0; i < 64; i++)
+        x[i] = (float)(i - 32) / 8;
+    int64_t uids[] = {1, 3};
+    void *ptrs[] = {x, y};
+    void *workspace = malloc(ws + 1);
+    OK(cdnn_graph_execute(g, h, 2, uids, ptrs, workspace));
+    for (int i = 0; i < 64; i++) /* the winner's result is in the output */
+        assert_true(fabs(y[i] - x[i] / (1 + exp(-(double)x[i]))) < 1e-6);
+    cdnn_candidate_result_t results[8];
+    OK(cdnn_graph_candidates(g, results, 8, &count, &chosen));
+    assert_int_equal(chosen, 0);
+    for (int32_t i = 1; i < count && i < 8; i++)
+        assert_true(results[i].median_us < 0 || results[i].median_us >= results[0].median_us);
+    OK(cdnn_graph_save(g, CDNN_SAVE_PLAN, NULL, 0, &size));
+    free(workspace);
     cdnn_build_options_destroy(o);
     cdnn_graph_destroy(g);
     cdnn_handle_destroy(h);
+    char path[128];
+    snprintf(path, sizeof path, "%s/winners.v1", dir);
+    unlink(path);
+    rmdir(dir);
+    unsetenv("CDNN_CACHE_DIR");
 }
 
 typedef struct built {
@@ -299,7 +339,7 @@ int main(void)
         cmocka_unit_test(test_cpu_handle_takes_no_stream),
         cmocka_unit_test(test_knob_names),
         cmocka_unit_test(test_workspace_limit_lists_reasons),
-        cmocka_unit_test(test_benchmarking_not_yet),
+        cmocka_unit_test(test_benchmarking_plan),
         cmocka_unit_test_setup_teardown(test_execute_runs, build_swish, free_swish),
         cmocka_unit_test_setup_teardown(test_execute_checks_pack, build_swish, free_swish),
         cmocka_unit_test(test_not_built),

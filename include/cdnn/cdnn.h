@@ -549,13 +549,61 @@ CDNN_API cdnn_status_t cdnn_build_options_pin_engine(cdnn_build_options_t *opts,
 CDNN_API cdnn_status_t cdnn_build_options_prefer_engine(
     cdnn_build_options_t *opts, uint64_t engine_id);
 
+/** A knob: "global.<name>" for the library, "<provider>.<category>.<name>"
+ * for an engine's own. */
+typedef struct cdnn_knob_info {
+    const char *name;
+    const char *description;
+    int64_t min_value, max_value, default_value;
+} cdnn_knob_info_t;
+
+/** The library's knob number index (global.benchmarking,
+ * global.workspace_limit); NOT_FOUND past the last. */
+CDNN_API cdnn_status_t cdnn_global_knob_info(int32_t index, cdnn_knob_info_t *info);
+
+/** Number of knobs engine number engine_index reads. */
+CDNN_API cdnn_status_t cdnn_handle_engine_knob_count(const cdnn_handle_t *handle,
+                                                     int32_t engine_index,
+                                                     int32_t *count);
+
+/** Knob number knob_index of engine number engine_index. */
+CDNN_API cdnn_status_t cdnn_handle_engine_knob_info(const cdnn_handle_t *handle,
+                                                    int32_t engine_index,
+                                                    int32_t knob_index,
+                                                    cdnn_knob_info_t *info);
+
 /**
- * Set a knob: "global.<name>" for the library, "<provider>.<category>.<name>"
- * for an engine's own.  Setting a knob again replaces its value.
+ * Set a knob (see cdnn_knob_info_t for names).  Global knobs are checked
+ * here; engine knobs at build, against the knobs the loaded providers
+ * declare (an unknown name or a value out of range fails the build with
+ * BAD_PARAM).  Setting a knob again replaces its value.
+ *
+ *   global.benchmarking (0/1, default 0; $CDNN_FORCE_BENCHMARKING=0|1
+ *     overrides it): build a plan that times every candidate at its first
+ *     execute and keeps the fastest.  Candidates are every variant of
+ *     every applicable engine within the workspace limit.  A record in the
+ *     winner cache that ranks every candidate makes the build a plain plan
+ *     of the winner instead.
+ *   global.workspace_limit (bytes, default none): engines needing more are
+ *     passed over.
  */
 CDNN_API cdnn_status_t cdnn_build_options_set_knob(cdnn_build_options_t *opts,
                                                    const char *name,
                                                    int64_t value);
+
+/**
+ * Called during a benchmarking plan's choosing execute, after each
+ * candidate is timed: index of count, the candidate's name ("cpu:blas_conv"
+ * or "cpu:blas_conv [cpu.threads.count=1]"), its median time.  From the
+ * executing thread; must not call back into the graph.
+ */
+typedef void (*cdnn_progress_fn)(int32_t index, int32_t count,
+                                 const char *candidate, double median_us,
+                                 void *user);
+
+CDNN_API cdnn_status_t cdnn_build_options_set_progress(cdnn_build_options_t *opts,
+                                                       cdnn_progress_fn fn,
+                                                       void *user);
 
 /**
  * Build a plan for the graph on the handle's device: validate, collect the
@@ -583,6 +631,25 @@ CDNN_API cdnn_status_t cdnn_graph_applicable_engines(cdnn_graph_t *graph,
 CDNN_API cdnn_status_t cdnn_graph_engine(const cdnn_graph_t *graph,
                                          uint64_t *engine_id,
                                          const char **engine_name);
+
+/** One candidate of a plan, as benchmarking saw it. */
+typedef struct cdnn_candidate_result {
+    const char *name;   /* engine name, with its variant knob if any */
+    uint64_t engine_id;
+    double median_us;   /* < 0: not timed (yet) */
+    int32_t runs;       /* timed runs */
+} cdnn_candidate_result_t;
+
+/**
+ * The plan's candidates: after a benchmarking plan has chosen, fastest
+ * first, with *chosen the index of the one it runs (0); before, in build
+ * order with *chosen -1.  A plain plan has one candidate, chosen.  Names
+ * live as long as the plan.
+ */
+CDNN_API cdnn_status_t cdnn_graph_candidates(const cdnn_graph_t *graph,
+                                             cdnn_candidate_result_t *results,
+                                             int32_t cap, int32_t *count,
+                                             int32_t *chosen);
 
 /** Workspace bytes the plan needs at execute; BAD_STATE before a build. */
 CDNN_API cdnn_status_t cdnn_graph_workspace_size(const cdnn_graph_t *graph,

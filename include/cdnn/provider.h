@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define CDNN_PROVIDER_ABI_MAJOR 1
-#define CDNN_PROVIDER_ABI_MINOR 0
+#define CDNN_PROVIDER_ABI_MINOR 1
 
 /** The symbol each provider exports: const cdnn_provider_t *f(void). */
 #define CDNN_PROVIDER_ENTRY_SYMBOL "cdnn_provider_entry"
@@ -245,6 +245,25 @@ typedef struct cdnn_provider {
                                      const cdnn_graph_view_t *graph,
                                      const void *payload, size_t size,
                                      void **context);
+
+    /* ABI 1.1 (optional; read only when struct_size covers them). */
+
+    /** Knobs the engine reads, for listing and for validating knob values
+     * at build.  NULL: the engine has none. */
+    int32_t (*knob_count)(void *state, int32_t engine);
+    cdnn_status_t (*knob_info)(void *state, int32_t engine, int32_t index,
+                               cdnn_knob_info_t *info);
+
+    /** Variants benchmarking should time for this graph besides the
+     * engine's default: each a value of one of its knobs.  NULL or 0: the
+     * default only. */
+    int32_t (*variant_count)(void *state, int32_t engine,
+                             const cdnn_device_view_t *device,
+                             const cdnn_graph_view_t *graph);
+    cdnn_status_t (*variant_knob)(void *state, int32_t engine,
+                                  const cdnn_device_view_t *device,
+                                  const cdnn_graph_view_t *graph, int32_t index,
+                                  cdnn_knob_value_t *knob);
 } cdnn_provider_t;
 
 typedef const cdnn_provider_t *(*cdnn_provider_entry_fn)(void);

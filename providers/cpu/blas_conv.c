@@ -414,6 +414,7 @@ static cdnn_status_t conv_execute(void *context, const cdnn_exec_args_t *args)
 const cpu_engine_t cpu_blas_conv_engine = {
     .name = "cpu:blas_conv",
     .rank = 20,
+    .threaded = 1,
     .applicable = conv_applicable,
     .create = conv_create,
     .workspace_size = conv_workspace_size,

@@ -395,6 +395,7 @@ static cdnn_status_t mm_execute(void *context, const cdnn_exec_args_t *args)
 const cpu_engine_t cpu_blas_matmul_engine = {
     .name = "cpu:blas_matmul",
     .rank = 30,
+    .threaded = 1,
     .applicable = mm_applicable,
     .create = mm_create,
     .workspace_size = mm_workspace_size,

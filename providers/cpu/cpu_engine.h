@@ -17,6 +17,7 @@
 typedef struct cpu_engine {
     const char *name; /* "cpu:<engine>" */
     int32_t rank;     /* higher is tried first */
+    int threaded;     /* splits its work over device->cpu_threads */
     cdnn_status_t (*applicable)(const cdnn_graph_view_t *graph);
     /** device->cpu_threads bounds the threads an engine may use. */
     cdnn_status_t (*create)(const cdnn_device_view_t *device,

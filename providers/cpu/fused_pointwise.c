@@ -80,6 +80,7 @@ static cdnn_status_t fused_execute(void *context, const cdnn_exec_args_t *args)
 const cpu_engine_t cpu_fused_pointwise_engine = {
     .name = "cpu:fused_pointwise",
     .rank = 10,
+    .threaded = 1,
     .applicable = fused_applicable,
     .create = fused_create,
     .workspace_size = fused_workspace_size,

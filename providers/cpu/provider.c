@@ -77,6 +77,63 @@ static cdnn_status_t cpu_engine_info(void *state, int32_t index,
     return CDNN_STATUS_SUCCESS;
 }
 
+/* The one knob: how many threads an engine's own loops use (OpenBLAS
+ * keeps its own thread count). */
+#define THREADS_KNOB "cpu.threads.count"
+
+static const cdnn_knob_info_t threads_knob = {
+    THREADS_KNOB,
+    "threads an engine's own loops use (not OpenBLAS's); 0: all the device's",
+    0, 1024, 0};
+
+static int32_t cpu_knob_count(void *state, int32_t index)
+{
+    (void)state;
+    const cpu_engine_t *e = NULL;
+    return engine_at(index, &e) == CDNN_STATUS_SUCCESS && e->threaded ? 1 : 0;
+}
+
+static cdnn_status_t cpu_knob_info(void *state, int32_t index, int32_t knob,
+                                   cdnn_knob_info_t *info)
+{
+    if (knob != 0 || cpu_knob_count(state, index) == 0)
+        return cpu_fail(CDNN_STATUS_NOT_FOUND, "no knob number %d", knob);
+    *info = threads_knob;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Benchmarking also times a threaded engine on one thread: small problems
+ * often run faster without the split. */
+static int32_t cpu_variant_count(void *state, int32_t index,
+                                 const cdnn_device_view_t *device,
+                                 const cdnn_graph_view_t *graph)
+{
+    (void)graph;
+    return device->cpu_threads > 1 ? cpu_knob_count(state, index) : 0;
+}
+
+static cdnn_status_t cpu_variant_knob(void *state, int32_t index,
+                                      const cdnn_device_view_t *device,
+                                      const cdnn_graph_view_t *graph, int32_t variant,
+                                      cdnn_knob_value_t *knob)
+{
+    if (variant != 0 || cpu_variant_count(state, index, device, graph) == 0)
+        return cpu_fail(CDNN_STATUS_NOT_FOUND, "no variant number %d", variant);
+    *knob = (cdnn_knob_value_t){THREADS_KNOB, 1};
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* The device an engine sees: the knob may lower its thread count. */
+static cdnn_device_view_t with_threads(const cdnn_device_view_t *device,
+                                       const cdnn_knob_value_t *knobs, int32_t count)
+{
+    cdnn_device_view_t d = *device;
+    int64_t threads = cpu_knob(knobs, count, THREADS_KNOB, 0);
+    if (threads > 0 && threads < d.cpu_threads)
+        d.cpu_threads = (int32_t)threads;
+    return d;
+}
+
 static cdnn_status_t check_device(const cdnn_device_view_t *device)
 {
     if (device->kind != CDNN_DEVICE_CPU)
@@ -144,7 +201,8 @@ static cdnn_status_t context_new(void *state, int32_t index,
     if (!ctx)
         return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     ctx->engine = cpu_engines[index];
-    st = ctx->engine->create(device, graph, knobs, knob_count, &ctx->inner);
+    cdnn_device_view_t threads = with_threads(device, knobs, knob_count);
+    st = ctx->engine->create(&threads, graph, knobs, knob_count, &ctx->inner);
     if (st == CDNN_STATUS_SUCCESS && !payload)
         st = make_payload(ctx, graph, knobs, knob_count);
     if (st == CDNN_STATUS_SUCCESS && payload) {
@@ -269,6 +327,10 @@ static const cdnn_provider_t cpu_provider = {
     .last_error = cpu_provider_last_error,
     .context_save = cpu_context_save,
     .context_restore = cpu_context_restore,
+    .knob_count = cpu_knob_count,
+    .knob_info = cpu_knob_info,
+    .variant_count = cpu_variant_count,
+    .variant_knob = cpu_variant_knob,
 };
 
 __attribute__((visibility("default"))) const cdnn_provider_t *

@@ -38,6 +38,25 @@ static int cpu_thread_count(void)
     return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
 }
 
+/* The CPU's model name from /proc/cpuinfo, or "unknown". */
+static void cpu_model(char *out, size_t cap)
+{
+    char line[256];
+    snprintf(out, cap, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            colon += 1 + (colon[1] == ' ');
+            colon[strcspn(colon, "\n")] = 0;
+            snprintf(out, cap, "%s", colon);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
 static cdnn_status_t open_device(cdnn_handle_t *h, cdnn_device_kind_t kind,
                                  int ordinal)
 {
@@ -47,7 +66,11 @@ static cdnn_status_t open_device(cdnn_handle_t *h, cdnn_device_kind_t kind,
     h->device.cpu_threads = cpu_thread_count();
     if (kind == CDNN_DEVICE_CPU) {
         snprintf(h->device_string, sizeof h->device_string, "cpu");
-        snprintf(h->description, sizeof h->description, "cpu (%d threads)",
+        char model[96];
+        cpu_model(model, sizeof model);
+        snprintf(h->description, sizeof h->description, "cpu (%s, %d threads)", model,
+                 h->device.cpu_threads);
+        snprintf(h->device_key, sizeof h->device_key, "cpu/%s/%dt", model,
                  h->device.cpu_threads);
         h->device.name = "cpu";
         return CDNN_STATUS_SUCCESS;
@@ -61,6 +84,8 @@ static cdnn_status_t open_device(cdnn_handle_t *h, cdnn_device_kind_t kind,
     h->device.name = h->cuda.name;
     snprintf(h->description, sizeof h->description, "cuda:%d (%s, sm_%d)", ordinal,
              h->cuda.name, h->cuda.arch);
+    snprintf(h->device_key, sizeof h->device_key, "cuda/%s/sm_%d", h->cuda.name,
+             h->cuda.arch);
     return CDNN_STATUS_SUCCESS;
 }
 

@@ -10,6 +10,7 @@ struct cdnn_handle {
     cdnn_device_view_t device;
     char device_string[32]; /* "cpu", "cuda:0" */
     char description[192];  /* for people; see cdnn_handle_device_description */
+    char device_key[160];   /* what a benchmark result holds for: the model */
     cuda_device_t cuda;     /* when device.kind is CUDA */
     void *stream;
 };

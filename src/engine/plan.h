@@ -1,12 +1,18 @@
 /*
- * plan.h -- a built or loaded plan: the engine, its execution context, the
- * device it is bound to, the tensors it reads and writes, and the bytes it
- * saves to.  Owned by its graph.
+ * plan.h -- a built or loaded plan.
+ *
+ * A plan holds one or more candidates (an engine, one of its variants, and
+ * an execution context).  A plain plan has one, chosen at build.  A
+ * benchmarking plan has several and chooses at its first execute: it times
+ * them all under choose_lock and publishes the winner in `chosen` with a
+ * release store; every execute reads `chosen` with an acquire load, so the
+ * choice is made once and later executes never take the lock.
  */
 #ifndef CDNN_ENGINE_PLAN_H
 #define CDNN_ENGINE_PLAN_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include <cdnn/provider.h>
@@ -14,17 +20,34 @@
 #include "engine/registry.h"
 #include "format/plan_format.h"
 
-typedef struct plan {
+typedef struct candidate {
     const engine_slot_t *engine;
     void *context;
     size_t workspace;
+    cdnn_knob_value_t variant; /* name owned; NULL: the engine's default */
+    char *label;               /* "engine [knob=value]" */
+    double median_us;          /* < 0 until timed */
+    int32_t runs;
+} candidate_t;
+
+typedef struct plan {
+    candidate_t *candidates; /* ranked fastest first once chosen */
+    int32_t candidate_count;
+    _Atomic(candidate_t *) chosen;
+    pthread_mutex_t choose_lock;
+    size_t workspace; /* covers every candidate */
+
     cdnn_device_kind_t device_kind;
     int32_t device_ordinal;
     int32_t device_arch;
     char device_string[32];
-    plan_tensor_t *tensors; /* what the variant pack must hold */
+    char device_key[160];    /* for the winner cache */
+    plan_tensor_t *tensors;  /* what the variant pack must hold */
     uint32_t tensor_count;
     uint8_t content_key[32]; /* of the graph the plan was built from */
+    int cache_enabled;       /* write the choice to the winner cache */
+    cdnn_progress_fn progress;
+    void *progress_user;
 
     /* The plan's bytes: those it was loaded from, or those its first save
      * made.  Set once under save_lock, then never changed (rules 1, 9). */
@@ -33,14 +56,23 @@ typedef struct plan {
     size_t saved_size;
 } plan_t;
 
+/** An empty plan bound to h's device; takes a provider reference. */
+cdnn_status_t plan_create(const cdnn_handle_t *h, plan_t **out);
+
 /**
- * A plan for engine e with context (taken over, destroyed on failure), on
- * the device of handle h; takes a provider reference.
+ * Add a candidate (context taken over: destroyed on failure).  variant may
+ * be NULL.
  */
-cdnn_status_t plan_create(const engine_slot_t *e, void *context,
-                          const cdnn_handle_t *h, plan_t **out);
+cdnn_status_t plan_add_candidate(plan_t *plan, const engine_slot_t *e, void *context,
+                                 size_t workspace, const cdnn_knob_value_t *variant);
+
+/** Make candidate i the plan's only one, chosen: a plain plan. */
+void plan_keep_only(plan_t *plan, int32_t i);
 
 /** Destroy a plan and drop its provider reference.  NULL is ignored. */
 void plan_destroy(plan_t *plan);
+
+/** The chosen candidate, or NULL before a benchmarking plan has chosen. */
+candidate_t *plan_chosen(const plan_t *plan);
 
 #endif

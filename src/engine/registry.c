@@ -27,10 +27,6 @@ static struct {
     int32_t engine_count;
 } reg;
 
-/* A member of the table exists if the provider's table is long enough. */
-#define PROVIDER_HAS(table, member)                                            \
-    (offsetof(cdnn_provider_t, member) + sizeof((table)->member) <=           \
-     (table)->struct_size)
 
 cdnn_status_t cdnn_set_provider_path(const char *paths)
 {
@@ -135,7 +131,8 @@ static const char *table_problem(const cdnn_provider_t *t)
                  CDNN_PROVIDER_ABI_MINOR);
         return why;
     }
-    if (!PROVIDER_HAS(t, last_error))
+    if (offsetof(cdnn_provider_t, context_restore) + sizeof(t->context_restore) >
+        t->struct_size)
         return "its table is shorter than ABI 1.0 requires";
     if (!t->name || !t->version || !t->init || !t->fini || !t->engine_count ||
         !t->engine_info || !t->applicable || !t->context_create ||
@@ -303,4 +300,55 @@ const char *registry_provider_error(const provider_slot_t *provider)
 {
     const char *msg = provider->table->last_error(provider->state);
     return msg && *msg ? msg : "(the provider gave no reason)";
+}
+
+int32_t engine_knob_count(const engine_slot_t *e)
+{
+    const cdnn_provider_t *t = e->provider->table;
+    if (!PROVIDER_HAS(t, knob_count) || !PROVIDER_HAS(t, knob_info))
+        return 0;
+    int32_t n = t->knob_count(e->provider->state, e->index);
+    return n < 0 ? 0 : n;
+}
+
+cdnn_status_t engine_knob_info(const engine_slot_t *e, int32_t index,
+                               cdnn_knob_info_t *info)
+{
+    const cdnn_provider_t *t = e->provider->table;
+    if (index < 0 || index >= engine_knob_count(e))
+        return cdnn_fail(CDNN_STATUS_NOT_FOUND, "engine %s has no knob number %d",
+                         e->name, index);
+    memset(info, 0, sizeof *info);
+    if (t->knob_info(e->provider->state, e->index, index, info) != CDNN_STATUS_SUCCESS ||
+        !info->name)
+        return cdnn_fail(CDNN_STATUS_INTERNAL_ERROR, "engine %s cannot describe its "
+                         "knob %d: %s", e->name, index, registry_provider_error(e->provider));
+    if (!info->description)
+        info->description = "";
+    return CDNN_STATUS_SUCCESS;
+}
+
+int32_t engine_variant_count(const engine_slot_t *e, const cdnn_device_view_t *device,
+                             const cdnn_graph_view_t *graph)
+{
+    const cdnn_provider_t *t = e->provider->table;
+    if (!PROVIDER_HAS(t, variant_count) || !PROVIDER_HAS(t, variant_knob))
+        return 0;
+    int32_t n = t->variant_count(e->provider->state, e->index, device, graph);
+    return n < 0 ? 0 : n;
+}
+
+cdnn_status_t engine_variant_knob(const engine_slot_t *e,
+                                  const cdnn_device_view_t *device,
+                                  const cdnn_graph_view_t *graph, int32_t index,
+                                  cdnn_knob_value_t *knob)
+{
+    const cdnn_provider_t *t = e->provider->table;
+    memset(knob, 0, sizeof *knob);
+    if (t->variant_knob(e->provider->state, e->index, device, graph, index, knob) !=
+            CDNN_STATUS_SUCCESS || !knob->name)
+        return cdnn_fail(CDNN_STATUS_INTERNAL_ERROR, "engine %s cannot describe its "
+                         "variant %d: %s", e->name, index,
+                         registry_provider_error(e->provider));
+    return CDNN_STATUS_SUCCESS;
 }

@@ -10,6 +10,8 @@
 #ifndef CDNN_ENGINE_REGISTRY_H
 #define CDNN_ENGINE_REGISTRY_H
 
+#include <stddef.h>
+
 #include <cdnn/provider.h>
 
 typedef struct provider_slot {
@@ -27,6 +29,23 @@ typedef struct engine_slot {
     uint16_t payload_major, payload_minor;
     const provider_slot_t *provider;
 } engine_slot_t;
+
+/* A member of a provider's table exists if the table is long enough: how
+ * optional members of later ABI minors are read. */
+#define PROVIDER_HAS(table, member)                                            \
+    (offsetof(cdnn_provider_t, member) + sizeof((table)->member) <=           \
+     (table)->struct_size && (table)->member != NULL)
+
+/* The optional ABI 1.1 calls, answering "none" for older providers. */
+int32_t engine_knob_count(const engine_slot_t *e);
+cdnn_status_t engine_knob_info(const engine_slot_t *e, int32_t index,
+                               cdnn_knob_info_t *info);
+int32_t engine_variant_count(const engine_slot_t *e, const cdnn_device_view_t *device,
+                             const cdnn_graph_view_t *graph);
+cdnn_status_t engine_variant_knob(const engine_slot_t *e,
+                                  const cdnn_device_view_t *device,
+                                  const cdnn_graph_view_t *graph, int32_t index,
+                                  cdnn_knob_value_t *knob);
 
 /** Take a reference, loading the providers if none is held. */
 cdnn_status_t registry_acquire(void);

@@ -24,22 +24,22 @@
 
 /* ---- saving ---------------------------------------------------------------- */
 
-static cdnn_status_t payload_of(const plan_t *plan, uint8_t **payload, size_t *size)
+static cdnn_status_t payload_of(const candidate_t *c, uint8_t **payload, size_t *size)
 {
-    const engine_slot_t *e = plan->engine;
+    const engine_slot_t *e = c->engine;
     const cdnn_provider_t *t = e->provider->table;
     if (!t->context_save)
         return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED, "engine %s (provider %s %s) cannot "
                          "save plans", e->name, t->name, t->version);
     *size = 0;
     *payload = NULL;
-    if (t->context_save(plan->context, NULL, 0, size) != CDNN_STATUS_SUCCESS)
+    if (t->context_save(c->context, NULL, 0, size) != CDNN_STATUS_SUCCESS)
         return cdnn_fail(CDNN_STATUS_EXECUTION_FAILED, "engine %s could not save its "
                          "plan: %s", e->name, registry_provider_error(e->provider));
     *payload = malloc(*size + 1);
     if (!*payload)
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory saving a plan");
-    if (t->context_save(plan->context, *payload, *size, size) != CDNN_STATUS_SUCCESS) {
+    if (t->context_save(c->context, *payload, *size, size) != CDNN_STATUS_SUCCESS) {
         free(*payload);
         return cdnn_fail(CDNN_STATUS_EXECUTION_FAILED, "engine %s could not save its "
                          "plan: %s", e->name, registry_provider_error(e->provider));
@@ -47,14 +47,22 @@ static cdnn_status_t payload_of(const plan_t *plan, uint8_t **payload, size_t *s
     return CDNN_STATUS_SUCCESS;
 }
 
+/* Rule 3: a benchmarking plan saves only once it has chosen. */
+#define NOT_CHOSEN_MESSAGE                                                     \
+    "the plan has not chosen a kernel yet; execute it once, or build it with " \
+    "benchmarking off, then save"
+
 static cdnn_status_t encode_plan(const plan_t *plan, uint8_t **bytes, size_t *size)
 {
+    const candidate_t *c = plan_chosen(plan);
+    if (!c)
+        return cdnn_fail(CDNN_STATUS_BAD_STATE, NOT_CHOSEN_MESSAGE);
     uint8_t *payload = NULL;
     size_t payload_size;
-    cdnn_status_t st = payload_of(plan, &payload, &payload_size);
+    cdnn_status_t st = payload_of(c, &payload, &payload_size);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    const engine_slot_t *e = plan->engine;
+    const engine_slot_t *e = c->engine;
     plan_record_t r = {
         .engine_id = e->id,
         .engine_name = e->name,
@@ -64,7 +72,7 @@ static cdnn_status_t encode_plan(const plan_t *plan, uint8_t **bytes, size_t *si
         .device_arch = plan->device_arch,
         .tensors = plan->tensors,
         .tensor_count = plan->tensor_count,
-        .workspace_size = plan->workspace,
+        .workspace_size = c->workspace,
         .payload_major = e->payload_major,
         .payload_minor = e->payload_minor,
         .payload = payload,
@@ -230,6 +238,36 @@ static cdnn_status_t restore_context(const engine_slot_t *e, const plan_record_t
     return CDNN_STATUS_SUCCESS;
 }
 
+/* A plain plan around a restored context (taken over), keeping the bytes
+ * it came from and what its record says of its tensors and graph. */
+static cdnn_status_t wrap_restored(const engine_slot_t *e, void *context,
+                                   plan_record_t *r, const uint8_t *bytes, size_t size,
+                                   const cdnn_handle_t *h, plan_t **out)
+{
+    plan_t *plan = NULL;
+    cdnn_status_t st = plan_create(h, &plan);
+    if (st != CDNN_STATUS_SUCCESS) {
+        e->provider->table->context_destroy(context);
+        return st;
+    }
+    st = plan_add_candidate(plan, e, context, r->workspace_size, NULL);
+    if (st == CDNN_STATUS_SUCCESS && !(plan->saved = malloc(size)))
+        st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory loading a plan");
+    if (st != CDNN_STATUS_SUCCESS) {
+        plan_destroy(plan);
+        return st;
+    }
+    plan_keep_only(plan, 0);
+    memcpy(plan->saved, bytes, size);
+    plan->saved_size = size;
+    plan->tensors = r->tensors;
+    plan->tensor_count = r->tensor_count;
+    r->tensors = NULL;
+    memcpy(plan->content_key, r->content_key, sizeof plan->content_key);
+    *out = plan;
+    return CDNN_STATUS_SUCCESS;
+}
+
 /* Make a plan from plan bytes on h; g is the container's graph, or NULL. */
 static cdnn_status_t load_plan(const uint8_t *bytes, size_t size, const cdnn_handle_t *h,
                                cdnn_graph_t *g, plan_t **out)
@@ -243,23 +281,7 @@ static cdnn_status_t load_plan(const uint8_t *bytes, size_t size, const cdnn_han
     if (!(st = find_engine(&r, &e)) && !(st = check_device(&r, h)) &&
         !(st = check_against_graph(&r, g)) &&
         !(st = restore_context(e, &r, h, g, &context)))
-        st = plan_create(e, context, h, out);
-    if (st == CDNN_STATUS_SUCCESS) {
-        (*out)->workspace = r.workspace_size;
-        (*out)->tensors = r.tensors;
-        (*out)->tensor_count = r.tensor_count;
-        memcpy((*out)->content_key, r.content_key, sizeof (*out)->content_key);
-        r.tensors = NULL;
-        (*out)->saved = malloc(size);
-        if ((*out)->saved) {
-            memcpy((*out)->saved, bytes, size);
-            (*out)->saved_size = size;
-        } else {
-            plan_destroy(*out);
-            *out = NULL;
-            st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory loading a plan");
-        }
-    }
+        st = wrap_restored(e, context, &r, bytes, size, h, out);
     plan_record_free(&r);
     return st;
 }

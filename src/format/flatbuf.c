@@ -487,6 +487,29 @@ int fb_finish(fb_builder_t *b, fb_ref_t root, const char *identifier,
 
 /* ---- verifying ---------------------------------------------------------- */
 
+/* The path ("Graph.tensors[3].name") is kept as a stack of frames and
+ * only formatted when a check fails: formatting it for every item visited
+ * dominated the verifier's time. */
+typedef enum pkind {
+    P_NAME,   /* "%s"   the root table's name */
+    P_FIELD,  /* ".%s", or ".#%d" when the field has no name */
+    P_INDEX,  /* "[%u]" */
+    P_PAREN,  /* "(%s)" a union's or nested buffer's table */
+} pkind_t;
+
+typedef struct pframe {
+    const char *name;
+    uint32_t index;
+    pkind_t kind;
+} pframe_t;
+
+/* At most: the root name, then per table level (FB_MAX_DEPTH of them) a
+ * field and an index or parenthesis; plus a field and index below the
+ * deepest table. */
+#define PATH_FRAMES (2 * FB_MAX_DEPTH + 4)
+/* The formatted path is cut to this many bytes (NUL included). */
+#define PATH_CAP 384
+
 typedef struct vctx {
     const uint8_t *buf; /* the buffer being walked (maybe a nested one) */
     size_t size;
@@ -495,8 +518,9 @@ typedef struct vctx {
     size_t objects;     /* tables (and strings in vectors) visited */
     char *why;
     size_t why_cap;
-    char path[384];     /* "Graph.tensors[3].name" */
-    size_t path_len;
+    size_t nframes;     /* frames on the path; those past PATH_FRAMES are
+                         * counted but not kept (cannot happen: see above) */
+    pframe_t frames[PATH_FRAMES];
 } vctx_t;
 
 /* A table whose header has been checked. */
@@ -505,11 +529,49 @@ typedef struct vtab {
     uint32_t vt_size, tsize;
 } vtab_t;
 
+/* Append one frame to path[0, *len) as snprintf would have when the
+ * path was built eagerly: a frame that does not fit is cut, and the
+ * path then stays full. */
+static void path_append(char *path, size_t *len, const pframe_t *f)
+{
+    size_t old = *len;
+    size_t room = PATH_CAP - old;
+    int n;
+    switch (f->kind) {
+    case P_NAME:
+        n = snprintf(path + old, room, "%s", f->name);
+        break;
+    case P_FIELD:
+        n = f->name ? snprintf(path + old, room, ".%s", f->name)
+                    : snprintf(path + old, room, ".#%d", (int)f->index);
+        break;
+    case P_INDEX:
+        n = snprintf(path + old, room, "[%u]", (unsigned)f->index);
+        break;
+    default:
+        n = snprintf(path + old, room, "(%s)", f->name);
+        break;
+    }
+    if (n > 0)
+        *len = (size_t)n < room ? old + (size_t)n : PATH_CAP - 1;
+}
+
+static void path_format(const vctx_t *c, char path[PATH_CAP])
+{
+    size_t len = 0;
+    size_t kept = c->nframes < PATH_FRAMES ? c->nframes : PATH_FRAMES;
+    path[0] = '\0';
+    for (size_t i = 0; i < kept; i++)
+        path_append(path, &len, &c->frames[i]);
+}
+
 __attribute__((format(printf, 3, 4)))
 static int vfail(vctx_t *c, uint64_t at, const char *fmt, ...)
 {
     if (!c->why || !c->why_cap)
         return -1;
+    char path[PATH_CAP];
+    path_format(c, path);
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
@@ -518,32 +580,30 @@ static int vfail(vctx_t *c, uint64_t at, const char *fmt, ...)
     if (c->base)
         snprintf(c->why, c->why_cap,
                  "%s: %s (offset %llu in the nested buffer at %zu, size %zu)",
-                 c->path, msg, (unsigned long long)at, c->base, c->size);
+                 path, msg, (unsigned long long)at, c->base, c->size);
     else
         snprintf(c->why, c->why_cap, "%s: %s (offset %llu, size %zu)",
-                 c->path, msg, (unsigned long long)at, c->size);
+                 path, msg, (unsigned long long)at, c->size);
     return -1;
 }
 
-__attribute__((format(printf, 2, 3)))
-static size_t path_push(vctx_t *c, const char *fmt, ...)
+/* Push a frame; returns the depth to restore with path_pop.  Returns the
+ * frame to fill, or NULL in the (unreachable) case of a full stack. */
+static pframe_t *path_push(vctx_t *c, pkind_t kind, const char *name,
+                           uint32_t index, size_t *old)
 {
-    size_t old = c->path_len;
-    size_t room = sizeof c->path - old;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(c->path + old, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        c->path_len = (size_t)n < room ? old + (size_t)n : sizeof c->path - 1;
-    return old;
+    *old = c->nframes;
+    pframe_t *f = c->nframes < PATH_FRAMES ? &c->frames[c->nframes] : NULL;
+    c->nframes++;
+    if (f) {
+        f->kind = kind;
+        f->name = name;
+        f->index = index;
+    }
+    return f;
 }
 
-static void path_pop(vctx_t *c, size_t old)
-{
-    c->path_len = old;
-    c->path[old] = '\0';
-}
+static void path_pop(vctx_t *c, size_t old) { c->nframes = old; }
 
 static int in_range(const vctx_t *c, uint64_t pos, uint64_t n)
 {
@@ -656,9 +716,12 @@ static int verify_offset_vector(vctx_t *c, uint64_t pos,
     uint32_t n = 0;
     if (verify_vector(c, pos, 4, 4, &n) != 0)
         return -1;
+    size_t old;
+    pframe_t *f = path_push(c, P_INDEX, NULL, 0, &old);
     for (uint32_t i = 0; i < n; i++) {
         uint64_t at = pos + 4 + 4 * (uint64_t)i, target = 0;
-        size_t old = path_push(c, "[%u]", i);
+        if (f)
+            f->index = i;
         int rc = follow(c, at, &target);
         if (rc == 0 && d)
             rc = verify_table(c, target, d);
@@ -666,8 +729,8 @@ static int verify_offset_vector(vctx_t *c, uint64_t pos,
             rc = count_object(c, target) ? -1 : verify_string(c, target);
         if (rc != 0)
             return -1;
-        path_pop(c, old);
     }
+    path_pop(c, old);
     return 0;
 }
 
@@ -678,18 +741,19 @@ static int verify_nested(vctx_t *c, uint64_t pos, const fb_table_desc_t *d)
         return -1;
     if (!d)
         return 0;
-    vctx_t saved = *c;
+    const uint8_t *saved_buf = c->buf;
+    size_t saved_size = c->size, saved_base = c->base, old;
     c->buf += pos + 4;
     c->size = n;
     c->base += pos + 4;
-    path_push(c, "(%s)", d->name ? d->name : "nested");
+    path_push(c, P_PAREN, d->name ? d->name : "nested", 0, &old);
     int rc = verify_root(c, d);
-    /* Restore where we are, keeping the count (and, on failure, the path
-     * the message was written with). */
-    saved.objects = c->objects;
-    if (rc != 0)
-        memcpy(saved.path, c->path, sizeof saved.path);
-    *c = saved;
+    /* Restore where we are, keeping the count (on failure the message has
+     * already been written). */
+    path_pop(c, old);
+    c->buf = saved_buf;
+    c->size = saved_size;
+    c->base = saved_base;
     return rc;
 }
 
@@ -730,7 +794,8 @@ static int verify_union(vctx_t *c, const vtab_t *t, int id,
     const fb_table_desc_t *ud = f->union_types[type - 1];
     if (follow(c, at, &target) != 0)
         return -1;
-    size_t old = path_push(c, "(%s)", ud && ud->name ? ud->name : "?");
+    size_t old;
+    path_push(c, P_PAREN, ud && ud->name ? ud->name : "?", 0, &old);
     if (verify_table(c, target, ud) != 0)
         return -1;
     path_pop(c, old);
@@ -802,14 +867,17 @@ static int verify_table(vctx_t *c, uint64_t pos, const fb_table_desc_t *d)
     if (count_object(c, pos) != 0 || table_header(c, pos, &t) != 0)
         return -1;
     c->depth++;
+    size_t old;
+    pframe_t *pf = path_push(c, P_FIELD, NULL, 0, &old);
     for (int i = 0; i < d->field_count; i++) {
-        const fb_field_desc_t *f = &d->fields[i];
-        size_t old = f->name ? path_push(c, ".%s", f->name)
-                             : path_push(c, ".#%d", i);
+        if (pf) {
+            pf->name = d->fields[i].name;
+            pf->index = (uint32_t)i;
+        }
         if (verify_field(c, &t, i, d) != 0)
             return -1;
-        path_pop(c, old);
     }
+    path_pop(c, old);
     c->depth--;
     return 0;
 }
@@ -857,7 +925,8 @@ int fb_verify(const uint8_t *buf, size_t size, const char *identifier,
     c.why_cap = why_cap;
     if (why && why_cap)
         why[0] = '\0';
-    path_push(&c, "%s", root && root->name ? root->name : "buffer");
+    size_t old;
+    path_push(&c, P_NAME, root && root->name ? root->name : "buffer", 0, &old);
     if (!root)
         return vfail(&c, 0, "no schema descriptor");
     if (!buf)

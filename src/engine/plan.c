@@ -1,0 +1,399 @@
+/*
+ * plan.c -- plans: candidates, the benchmarking choice, and execution.
+ */
+#include "engine/plan.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "engine/handle.h"
+#include "engine/winner_cache.h"
+#include "graph/graph.h"
+
+/* How candidates are timed: one warm-up run, then timed runs until both
+ * minima are met or the run cap is reached; the median is robust to the
+ * odd preempted run. */
+#define BENCH_WARMUP_RUNS 1
+#define BENCH_MIN_RUNS 5
+#define BENCH_MAX_RUNS 100
+#define BENCH_MIN_SECONDS 0.02
+
+cdnn_status_t plan_create(const cdnn_handle_t *h, plan_t **out)
+{
+    plan_t *plan = calloc(1, sizeof *plan);
+    cdnn_status_t st = plan ? registry_acquire()
+                            : cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    if (st != CDNN_STATUS_SUCCESS) {
+        free(plan);
+        return st;
+    }
+    plan->device_kind = h->device.kind;
+    plan->device_ordinal = h->device.ordinal;
+    plan->device_arch = h->device.arch;
+    snprintf(plan->device_string, sizeof plan->device_string, "%s", h->device_string);
+    snprintf(plan->device_key, sizeof plan->device_key, "%s", h->device_key);
+    atomic_init(&plan->chosen, NULL);
+    pthread_mutex_init(&plan->choose_lock, NULL);
+    pthread_mutex_init(&plan->save_lock, NULL);
+    *out = plan;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static void candidate_free(candidate_t *c)
+{
+    if (c->context)
+        c->engine->provider->table->context_destroy(c->context);
+    free((char *)c->variant.name);
+    free(c->label);
+    memset(c, 0, sizeof *c);
+}
+
+static char *make_label(const engine_slot_t *e, const cdnn_knob_value_t *variant)
+{
+    char buf[512];
+    if (variant)
+        snprintf(buf, sizeof buf, "%s [%s=%lld]", e->name, variant->name,
+                 (long long)variant->value);
+    else
+        snprintf(buf, sizeof buf, "%s", e->name);
+    return strdup(buf);
+}
+
+cdnn_status_t plan_add_candidate(plan_t *plan, const engine_slot_t *e, void *context,
+                                 size_t workspace, const cdnn_knob_value_t *variant)
+{
+    candidate_t *grown = realloc(plan->candidates,
+                                 (size_t)(plan->candidate_count + 1) * sizeof *grown);
+    if (grown)
+        plan->candidates = grown;
+    candidate_t c = {e, context, workspace, {NULL, 0}, make_label(e, variant), -1, 0};
+    if (variant) {
+        c.variant.name = strdup(variant->name);
+        c.variant.value = variant->value;
+    }
+    if (!grown || !c.label || (variant && !c.variant.name)) {
+        candidate_free(&c);
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory building a plan");
+    }
+    plan->candidates[plan->candidate_count++] = c;
+    if (workspace > plan->workspace)
+        plan->workspace = workspace;
+    return CDNN_STATUS_SUCCESS;
+}
+
+void plan_keep_only(plan_t *plan, int32_t keep)
+{
+    candidate_t kept = plan->candidates[keep];
+    for (int32_t i = 0; i < plan->candidate_count; i++)
+        if (i != keep)
+            candidate_free(&plan->candidates[i]);
+    plan->candidates[0] = kept;
+    plan->candidate_count = 1;
+    plan->workspace = kept.workspace;
+    atomic_store_explicit(&plan->chosen, &plan->candidates[0], memory_order_release);
+}
+
+void plan_destroy(plan_t *plan)
+{
+    if (!plan)
+        return;
+    for (int32_t i = 0; i < plan->candidate_count; i++)
+        candidate_free(&plan->candidates[i]);
+    free(plan->candidates);
+    pthread_mutex_destroy(&plan->choose_lock);
+    pthread_mutex_destroy(&plan->save_lock);
+    free(plan->tensors);
+    free(plan->saved);
+    free(plan);
+    registry_release();
+}
+
+candidate_t *plan_chosen(const plan_t *plan)
+{
+    return atomic_load_explicit(&((plan_t *)plan)->chosen, memory_order_acquire);
+}
+
+/* ---- running and timing ---------------------------------------------------- */
+
+static cdnn_status_t run_candidate(const candidate_t *c, const cdnn_exec_args_t *args)
+{
+    const engine_slot_t *e = c->engine;
+    cdnn_status_t st = e->provider->table->execute(c->context, args);
+    if (st != CDNN_STATUS_SUCCESS)
+        return cdnn_fail(st, "engine %s (provider %s %s) failed: %s", c->label,
+                         e->provider->table->name, e->provider->table->version,
+                         registry_provider_error(e->provider));
+    return CDNN_STATUS_SUCCESS;
+}
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Time one candidate; its median in microseconds, or a failure. */
+static cdnn_status_t time_candidate(candidate_t *c, const cdnn_exec_args_t *args)
+{
+    double times[BENCH_MAX_RUNS], total = 0;
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    for (int i = 0; !st && i < BENCH_WARMUP_RUNS; i++)
+        st = run_candidate(c, args);
+    int runs = 0;
+    while (!st && runs < BENCH_MAX_RUNS &&
+           (runs < BENCH_MIN_RUNS || total < BENCH_MIN_SECONDS)) {
+        double start = seconds_now();
+        st = run_candidate(c, args);
+        times[runs] = seconds_now() - start;
+        total += times[runs++];
+    }
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    qsort(times, (size_t)runs, sizeof times[0], compare_doubles);
+    c->median_us = 1e6 * (runs % 2 ? times[runs / 2]
+                                   : 0.5 * (times[runs / 2 - 1] + times[runs / 2]));
+    c->runs = runs;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static int compare_candidates(const void *a, const void *b)
+{
+    const candidate_t *x = a, *y = b;
+    /* untimed (failed) candidates go last */
+    double tx = x->median_us < 0 ? INFINITY : x->median_us;
+    double ty = y->median_us < 0 ? INFINITY : y->median_us;
+    return (tx > ty) - (tx < ty);
+}
+
+/* Time every candidate, rank them, keep the contexts (the ranking is
+ * reported and may be saved), and return the winner. */
+static cdnn_status_t benchmark(plan_t *plan, const cdnn_exec_args_t *args)
+{
+    int32_t timed = 0;
+    for (int32_t i = 0; i < plan->candidate_count; i++) {
+        candidate_t *c = &plan->candidates[i];
+        if (time_candidate(c, args) == CDNN_STATUS_SUCCESS)
+            timed++;
+        else
+            cdnn_log(CDNN_LOG_WARNING, "benchmarking: candidate %s failed and is "
+                     "passed over: %s", c->label, cdnn_last_error());
+        if (plan->progress)
+            plan->progress(i, plan->candidate_count, c->label, c->median_us,
+                           plan->progress_user);
+    }
+    if (timed == 0)
+        return cdnn_fail(CDNN_STATUS_EXECUTION_FAILED, "benchmarking: every one of "
+                         "the %d candidates failed; the log names each failure",
+                         plan->candidate_count);
+    qsort(plan->candidates, (size_t)plan->candidate_count, sizeof *plan->candidates,
+          compare_candidates);
+    if (plan->cache_enabled)
+        winner_cache_record(plan);
+    cdnn_log(CDNN_LOG_INFO, "benchmarking chose %s (%.1f us median of %d runs)",
+             plan->candidates[0].label, plan->candidates[0].median_us,
+             plan->candidates[0].runs);
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* The candidate to run: the chosen one, choosing it first if need be.  The
+ * choice runs under the lock, once; the winner's result is left in the
+ * caller's outputs by running it last. */
+static cdnn_status_t choose(plan_t *plan, const cdnn_exec_args_t *args, int *ran)
+{
+    *ran = 0;
+    if (plan_chosen(plan))
+        return CDNN_STATUS_SUCCESS;
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    pthread_mutex_lock(&plan->choose_lock);
+    if (!plan_chosen(plan)) {
+        st = benchmark(plan, args);
+        if (st == CDNN_STATUS_SUCCESS)
+            st = run_candidate(&plan->candidates[0], args);
+        if (st == CDNN_STATUS_SUCCESS) {
+            atomic_store_explicit(&plan->chosen, &plan->candidates[0],
+                                  memory_order_release);
+            *ran = 1;
+        }
+    }
+    pthread_mutex_unlock(&plan->choose_lock);
+    return st;
+}
+
+/* ---- the public calls ------------------------------------------------------- */
+
+/* "tensor 'x' (uid 1)", or "tensor uid 1" where the graph is not at hand. */
+static const char *tensor_label(const cdnn_graph_t *g, int64_t uid, char *buf,
+                                size_t cap)
+{
+    int32_t ti = g->validated ? graph_find_tensor(g, uid) : -1;
+    if (ti >= 0)
+        snprintf(buf, cap, "tensor '%s' (uid %lld)", g->tensors[ti].name, (long long)uid);
+    else
+        snprintf(buf, cap, "tensor uid %lld", (long long)uid);
+    return buf;
+}
+
+/* Why uid takes no pointer: virtual, scalar, or unknown. */
+static const char *not_in_plan(const cdnn_graph_t *g, int64_t uid)
+{
+    int32_t ti = g->validated ? graph_find_tensor(g, uid) : -1;
+    if (ti < 0)
+        return "names no tensor the plan reads or writes";
+    return g->tensor_views[ti].is_virtual ? "is virtual and takes no pointer"
+                                          : "is a pass-by-value scalar and takes no pointer";
+}
+
+static cdnn_status_t check_variant_pack(const cdnn_graph_t *g, const plan_t *plan,
+                                        int32_t n, const int64_t *uids,
+                                        void *const *ptrs)
+{
+    char label[160];
+    for (int32_t i = 0; i < n; i++) {
+        const plan_tensor_t *t = NULL;
+        for (uint32_t k = 0; !t && k < plan->tensor_count; k++)
+            if (plan->tensors[k].uid == uids[i])
+                t = &plan->tensors[k];
+        tensor_label(g, uids[i], label, sizeof label);
+        if (!t)
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "variant pack entry %d: %s %s",
+                             i, label, not_in_plan(g, uids[i]));
+        if (!ptrs[i])
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "variant pack entry %d: %s has a "
+                             "NULL pointer", i, label);
+        if (t->alignment > 0 && (uintptr_t)ptrs[i] % (uint64_t)t->alignment)
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "%s must be aligned to %lld bytes; "
+                             "its pointer is %p", label, (long long)t->alignment, ptrs[i]);
+    }
+    for (uint32_t k = 0; k < plan->tensor_count; k++) {
+        int32_t i = 0;
+        while (i < n && uids[i] != plan->tensors[k].uid)
+            i++;
+        if (i == n)
+            return cdnn_fail(CDNN_STATUS_BAD_PARAM, "%s has no pointer in the variant "
+                             "pack", tensor_label(g, plan->tensors[k].uid, label,
+                                                  sizeof label));
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t need_plan(const cdnn_graph_t *g)
+{
+    if (!g->plan)
+        return cdnn_fail(CDNN_STATUS_BAD_STATE, "the graph has no plan; build it first");
+    return CDNN_STATUS_SUCCESS;
+}
+
+cdnn_status_t cdnn_graph_execute(const cdnn_graph_t *graph, cdnn_handle_t *handle,
+                                 int32_t n, const int64_t *uids, void *const *ptrs,
+                                 void *workspace)
+{
+    CDNN_CHECK_ARG(graph);
+    CDNN_CHECK_ARG(handle);
+    if (n < 0 || (n > 0 && (!uids || !ptrs)))
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM, "the variant pack has %d entries "
+                         "and %s arrays", n, uids && ptrs ? "its" : "NULL");
+    cdnn_status_t st = need_plan(graph);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    plan_t *plan = graph->plan;
+    if (plan->device_kind != handle->device.kind ||
+        plan->device_ordinal != handle->device.ordinal)
+        return cdnn_fail(CDNN_STATUS_DEVICE_MISMATCH,
+                         "the plan was built for %s but the handle is on %s; "
+                         "build or load the plan again on a handle for %s",
+                         plan->device_string, handle->device_string,
+                         handle->device_string);
+    if (plan->workspace && !workspace)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM, "the plan needs %zu workspace bytes "
+                         "but workspace is NULL", plan->workspace);
+    st = check_variant_pack(graph, plan, n, uids, ptrs);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    cdnn_exec_args_t args = {sizeof args, n, uids, ptrs, workspace, handle->stream};
+    int ran = 0;
+    st = choose(plan, &args, &ran);
+    if (st == CDNN_STATUS_SUCCESS && !ran)
+        st = run_candidate(plan_chosen(plan), &args);
+    return st;
+}
+
+cdnn_status_t cdnn_graph_engine(const cdnn_graph_t *graph, uint64_t *engine_id,
+                                const char **engine_name)
+{
+    CDNN_CHECK_ARG(graph);
+    cdnn_status_t st = need_plan(graph);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    const candidate_t *c = plan_chosen(graph->plan);
+    if (!c)
+        return cdnn_fail(CDNN_STATUS_BAD_STATE, "the plan has not chosen a kernel yet; "
+                         "execute it once, or build it with benchmarking off");
+    if (engine_id)
+        *engine_id = c->engine->id;
+    if (engine_name)
+        *engine_name = c->engine->name;
+    return CDNN_STATUS_SUCCESS;
+}
+
+cdnn_status_t cdnn_graph_workspace_size(const cdnn_graph_t *graph, size_t *bytes)
+{
+    CDNN_CHECK_ARG(graph);
+    CDNN_CHECK_ARG(bytes);
+    cdnn_status_t st = need_plan(graph);
+    if (st == CDNN_STATUS_SUCCESS)
+        *bytes = graph->plan->workspace;
+    return st;
+}
+
+cdnn_status_t cdnn_graph_candidates(const cdnn_graph_t *graph,
+                                    cdnn_candidate_result_t *results, int32_t cap,
+                                    int32_t *count, int32_t *chosen)
+{
+    CDNN_CHECK_ARG(graph);
+    CDNN_CHECK_ARG(count);
+    cdnn_status_t st = need_plan(graph);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    const plan_t *plan = graph->plan;
+    const candidate_t *winner = plan_chosen(plan);
+    *count = plan->candidate_count;
+    if (chosen)
+        *chosen = winner ? (int32_t)(winner - plan->candidates) : -1;
+    for (int32_t i = 0; results && i < plan->candidate_count && i < cap; i++) {
+        const candidate_t *c = &plan->candidates[i];
+        results[i] = (cdnn_candidate_result_t){c->label, c->engine->id, c->median_us,
+                                               c->runs};
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+cdnn_status_t cdnn_graph_io_tensors(const cdnn_graph_t *graph, cdnn_tensor_io_t *tensors,
+                                    int32_t cap, int32_t *count)
+{
+    CDNN_CHECK_ARG(graph);
+    CDNN_CHECK_ARG(count);
+    cdnn_status_t st = need_plan(graph);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    const plan_t *plan = graph->plan;
+    *count = (int32_t)plan->tensor_count;
+    for (uint32_t i = 0; tensors && i < plan->tensor_count && (int32_t)i < cap; i++)
+        tensors[i] = (cdnn_tensor_io_t){plan->tensors[i].uid, plan->tensors[i].type,
+                                        (size_t)plan->tensors[i].span_bytes,
+                                        plan->tensors[i].alignment,
+                                        plan->tensors[i].is_output};
+    return CDNN_STATUS_SUCCESS;
+}

@@ -1,0 +1,33 @@
+/*
+ * winner_cache.h -- what benchmarking chose, remembered across processes.
+ *
+ * One append-only file, $CDNN_CACHE_DIR/winners.v1 (default
+ * ~/.cache/cdnn), one record per line:
+ *
+ *   <first 16 hex digits of SHA-256(json)> <json>\n
+ *   json = {"v":1,"key":"<graph content key>","device":"<device key>",
+ *           "lib":"<library version>","ranking":[{"c":"<candidate>","us":t},...]}
+ *
+ * Writers append whole lines with one write() under an exclusive flock, so
+ * processes writing at once lose no record; a line whose checksum or JSON
+ * does not hold is skipped with a warning.  The last record for a key wins.
+ * $CDNN_DISABLE_CACHE=1 turns the cache off.  Failures to read or write the
+ * cache are logged and never fail a build or an execute.
+ */
+#ifndef CDNN_ENGINE_WINNER_CACHE_H
+#define CDNN_ENGINE_WINNER_CACHE_H
+
+#include "engine/plan.h"
+
+int winner_cache_enabled(void);
+
+/**
+ * The index of the plan's candidate that a cached record ranks first among
+ * the plan's candidates, if the record ranks every one of them; else -1.
+ */
+int32_t winner_cache_lookup(const plan_t *plan);
+
+/** Append the ranking of a plan that has just chosen. */
+void winner_cache_record(const plan_t *plan);
+
+#endif
