@@ -452,8 +452,6 @@ static void test_unserved_engine_named(void **state)
     free(plan.data);
 }
 
-/* ---- rules 7 and 8: mix-ups and damage -------------------------------------- */
-
 typedef struct saved_forms {
     bytes_t graph, plan, both;
 } saved_forms_t;
@@ -476,6 +474,110 @@ static void expect_refused(cdnn_status_t got, cdnn_status_t want, const char *w1
     if (!strstr(msg, w1) || (w2 && !strstr(msg, w2)))
         fail_msg("message \"%s\" lacks \"%s\" or \"%s\"", msg, w1, w2 ? w2 : "");
 }
+
+/* A plan saved through the counting provider at path, with the handle
+ * destroyed afterwards so that the next handle reloads providers. */
+static bytes_t counting_plan(const char *path)
+{
+    OK(cdnn_set_provider_path(path));
+    cdnn_handle_t *h = NULL;
+    OK(cdnn_handle_create(&h, "cpu"));
+    cdnn_graph_t *g = identity_graph();
+    OK(cdnn_graph_build(g, h, NULL));
+    bytes_t plan = save(g, CDNN_SAVE_PLAN);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+    return plan;
+}
+
+/* Rule 2: a provider upgrade changes nothing inside a saved plan. */
+static void test_provider_upgrade_changes_nothing(void **state)
+{
+    (void)state;
+    bytes_t plan = counting_plan(TEST_PROVIDER_ROOT "/counting");
+    OK(cdnn_set_provider_path(TEST_PROVIDER_ROOT "/counting_v2"));
+    cdnn_handle_t *h = NULL;
+    OK(cdnn_handle_create(&h, "cpu"));
+    cdnn_engine_info_t info;
+    OK(cdnn_handle_engine_info(h, 0, &info));
+    assert_string_equal(info.provider_version, "2.0.0");
+    cdnn_graph_t *loaded = NULL;
+    OK(cdnn_plan_load(&loaded, h, plan.data, plan.size));
+    bytes_t resaved = save(loaded, CDNN_SAVE_PLAN);
+    assert_same_bytes(resaved, plan);
+    cdnn_blob_info_t *blob = NULL;
+    OK(cdnn_blob_inspect(resaved.data, resaved.size, &blob));
+    assert_string_equal(blob->provider_version, "1.0.0"); /* as saved: diagnostic */
+    float x[15], y[15];
+    for (int i = 0; i < 15; i++)
+        x[i] = (float)i * 0.25f + 1;
+    int64_t uids[] = {1, 2};
+    void *ptrs[] = {x, y};
+    OK(cdnn_graph_execute(loaded, h, 2, uids, ptrs, NULL));
+    assert_memory_equal(x, y, sizeof x);
+    cdnn_blob_info_destroy(blob);
+    cdnn_graph_destroy(loaded);
+    cdnn_handle_destroy(h);
+    free(plan.data);
+    free(resaved.data);
+}
+
+/* Rule 4: a provider that cannot vouch for the code it would embed fails
+ * the save, in its own words; nothing is written or cached. */
+static void test_save_checks_embedded_code(void **state)
+{
+    (void)state;
+    OK(cdnn_set_provider_path(TEST_PROVIDER_ROOT "/counting"));
+    cdnn_handle_t *h = NULL;
+    OK(cdnn_handle_create(&h, "cpu"));
+    cdnn_graph_t *g = identity_graph();
+    OK(cdnn_graph_build(g, h, NULL));
+    uint8_t buf[4096];
+    memset(buf, 0xcd, sizeof buf);
+    size_t size = 0;
+    setenv("COUNTING_PACK_CHANGED", "1", 1);
+    expect_refused(cdnn_graph_save(g, CDNN_SAVE_PLAN, buf, sizeof buf, &size),
+                   CDNN_STATUS_EXECUTION_FAILED, "test:counting could not save",
+                   "changed on disk since the build");
+    for (size_t i = 0; i < sizeof buf; i++)
+        assert_int_equal(buf[i], 0xcd);
+    unsetenv("COUNTING_PACK_CHANGED");
+    OK(cdnn_graph_save(g, CDNN_SAVE_PLAN, buf, sizeof buf, &size)); /* not cached */
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+}
+
+/* Rule 10: strict mode runs only plans whose provider vouches for their
+ * code; the CPU provider's plans carry none, the counting provider cannot
+ * vouch. */
+static void test_strict_mode(void **state)
+{
+    (void)state;
+    bytes_t counting = counting_plan(TEST_PROVIDER_ROOT "/counting");
+    OK(cdnn_set_provider_path(TEST_PROVIDER_ROOT "/counting:" CPU_PROVIDER_DIR));
+    cdnn_handle_t *h = NULL;
+    OK(cdnn_handle_create(&h, "cpu"));
+    saved_forms_t cpu = saved_example(h);
+    cdnn_graph_t *g = NULL;
+    setenv("CDNN_TRUSTED_CODE", "pack", 1);
+    expect_refused(cdnn_plan_load(&g, h, counting.data, counting.size),
+                   CDNN_STATUS_NOT_SUPPORTED, "strict mode", "cannot vouch");
+    OK(cdnn_plan_load(&g, h, cpu.plan.data, cpu.plan.size));
+    cdnn_graph_destroy(g);
+    setenv("CDNN_TRUSTED_CODE", "everything", 1);
+    expect_refused(cdnn_plan_load(&g, h, cpu.plan.data, cpu.plan.size),
+                   CDNN_STATUS_BAD_PARAM, "CDNN_TRUSTED_CODE=everything", "\"pack\"");
+    unsetenv("CDNN_TRUSTED_CODE");
+    OK(cdnn_plan_load(&g, h, counting.data, counting.size));
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+    free(counting.data);
+    free(cpu.graph.data);
+    free(cpu.plan.data);
+    free(cpu.both.data);
+}
+
+/* ---- rules 7 and 8: mix-ups and damage -------------------------------------- */
 
 static void test_mixups_name_both_kinds(void **state)
 {
@@ -657,6 +759,9 @@ int main(void)
         cmocka_unit_test_setup(test_eight_threads_save_and_execute, default_path),
         cmocka_unit_test_setup(test_resave_does_not_call_provider, default_path),
         cmocka_unit_test_setup(test_unserved_engine_named, default_path),
+        cmocka_unit_test_setup(test_provider_upgrade_changes_nothing, default_path),
+        cmocka_unit_test_setup(test_save_checks_embedded_code, default_path),
+        cmocka_unit_test_setup(test_strict_mode, default_path),
         cmocka_unit_test_setup(test_mixups_name_both_kinds, default_path),
         cmocka_unit_test_setup(test_random_bytes_refused, default_path),
         cmocka_unit_test_setup(test_damaged_plans_refused, default_path),

@@ -303,6 +303,21 @@ static void cpu_context_destroy(void *context)
     context_free(context);
 }
 
+/* CPU payloads carry no code object: what runs is this provider's own
+ * engines, chosen by name, so there is nothing a kernel pack must vouch
+ * for.  The payload is still checked to be one of ours. */
+static cdnn_status_t cpu_code_trusted(void *state, int32_t index, const void *payload,
+                                      size_t size)
+{
+    (void)state;
+    (void)index;
+    cpu_payload_t p;
+    cdnn_status_t st = cpu_payload_decode(payload, size, &p);
+    if (st == CDNN_STATUS_SUCCESS)
+        cpu_payload_free(&p);
+    return st;
+}
+
 static const char *cpu_provider_last_error(void *state)
 {
     (void)state;
@@ -331,6 +346,7 @@ static const cdnn_provider_t cpu_provider = {
     .knob_info = cpu_knob_info,
     .variant_count = cpu_variant_count,
     .variant_knob = cpu_variant_knob,
+    .code_trusted = cpu_code_trusted,
 };
 
 __attribute__((visibility("default"))) const cdnn_provider_t *

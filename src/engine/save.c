@@ -194,6 +194,29 @@ static cdnn_status_t find_engine(const plan_record_t *r, const engine_slot_t **e
     return CDNN_STATUS_SUCCESS;
 }
 
+/* Rule 10: in strict mode the provider must vouch that the payload's code
+ * is in an installed kernel pack. */
+static cdnn_status_t check_trusted(const plan_record_t *r, const engine_slot_t *e)
+{
+    const char *mode = secure_getenv("CDNN_TRUSTED_CODE");
+    if (!mode || !*mode)
+        return CDNN_STATUS_SUCCESS;
+    if (strcmp(mode, "pack") != 0)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM, "CDNN_TRUSTED_CODE=%s is not a mode "
+                         "this cdnn knows; the strict mode is \"pack\"", mode);
+    const cdnn_provider_t *t = e->provider->table;
+    if (!PROVIDER_HAS(t, code_trusted))
+        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED, "strict mode (CDNN_TRUSTED_CODE=pack): "
+                         "provider %s %s cannot vouch for the code in plans of engine "
+                         "%s, so the plan is refused", t->name, t->version, e->name);
+    if (t->code_trusted(e->provider->state, e->index, r->payload, r->payload_size) !=
+        CDNN_STATUS_SUCCESS)
+        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED, "strict mode (CDNN_TRUSTED_CODE=pack): "
+                         "engine %s refuses the plan's code: %s", e->name,
+                         registry_provider_error(e->provider));
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t check_device(const plan_record_t *r, const cdnn_handle_t *h)
 {
     if ((cdnn_device_kind_t)r->device_kind == h->device.kind)
@@ -278,7 +301,8 @@ static cdnn_status_t load_plan(const uint8_t *bytes, size_t size, const cdnn_han
     cdnn_status_t st = plan_format_decode(bytes, size, &r);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    if (!(st = find_engine(&r, &e)) && !(st = check_device(&r, h)) &&
+    if (!(st = find_engine(&r, &e)) && !(st = check_trusted(&r, e)) &&
+        !(st = check_device(&r, h)) &&
         !(st = check_against_graph(&r, g)) &&
         !(st = restore_context(e, &r, h, g, &context)))
         st = wrap_restored(e, context, &r, bytes, size, h, out);

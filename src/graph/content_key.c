@@ -8,6 +8,7 @@
  * field is written as fixed-width little-endian bytes, never as memory
  * images, so that padding and host layout cannot leak into the key.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,9 @@ static void put_f64(sha256_t *w, double v)
     uint64_t bits;
     if (v == 0)
         v = 0; /* -0 and +0 compute the same */
+    else if (isnan(v))
+        v = NAN; /* so does every NaN, whatever its sign and payload (the
+                  * JSON form keeps none of them) */
     memcpy(&bits, &v, sizeof bits);
     put_u64(w, bits);
 }

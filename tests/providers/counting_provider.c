@@ -14,6 +14,10 @@
 
 #include <cdnn/provider.h>
 
+#ifndef COUNTING_VERSION
+#define COUNTING_VERSION "1.0.0"
+#endif
+
 static atomic_int creates, saves, restores, executes;
 static _Thread_local const char *message = "";
 
@@ -157,9 +161,18 @@ static const char *last_error(void *state)
 /* Payload: "CNT1", u64 LE elements, u64 LE x uid, u64 LE y uid. */
 #define PAYLOAD_SIZE 28
 
+/* Rule 4's stand-in: a provider must refuse to save when the code it would
+ * embed no longer matches what it built with (for a kernel provider, a
+ * changed kernel pack).  COUNTING_PACK_CHANGED=1 makes this one refuse. */
 static cdnn_status_t context_save(void *context, void *buf, size_t cap, size_t *size)
 {
     const counting_context_t *ctx = context;
+    const char *changed = getenv("COUNTING_PACK_CHANGED");
+    if (changed && changed[0] == '1') {
+        message = "the code this plan was built with changed on disk since the "
+                  "build (test:counting); rebuild the plan";
+        return CDNN_STATUS_CORRUPT_DATA;
+    }
     *size = PAYLOAD_SIZE;
     if (!buf)
         return CDNN_STATUS_SUCCESS;
@@ -208,7 +221,7 @@ static const cdnn_provider_t counting_provider = {
     .abi_minor = CDNN_PROVIDER_ABI_MINOR,
     .struct_size = sizeof(cdnn_provider_t),
     .name = "counting",
-    .version = "1.0.0",
+    .version = COUNTING_VERSION,
     .init = init,
     .fini = fini,
     .engine_count = engine_count,
