@@ -2,41 +2,12 @@
 # Included from tests/CMakeLists.txt.
 #
 # The tests call internal functions (graph_format_*, graph_json_*), which
-# libcdnn.so does not export, so they link a static copy of the library
-# built from the same sources as the target `cdnn` (plus the graph format
-# files, should they not be in it yet).  One copy of the library per
-# program keeps one per-thread error message, which a mixed link would not.
+# libcdnn.so does not export, so they link cdnn_internal.
 
+# The static copy of the library (src/CMakeLists.txt), by the name the
+# tests here were written against.
+add_library(cdnn_graph_format_testlib ALIAS cdnn_internal)
 get_filename_component(_gf_root ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
-
-if(NOT TARGET PkgConfig::JANSSON)
-  pkg_check_modules(JANSSON REQUIRED IMPORTED_TARGET jansson)
-endif()
-
-get_target_property(_gf_cdnn_sources cdnn SOURCES)
-get_target_property(_gf_cdnn_dir cdnn SOURCE_DIR)
-set(_gf_sources)
-foreach(_src IN LISTS _gf_cdnn_sources)
-  if(IS_ABSOLUTE ${_src})
-    list(APPEND _gf_sources ${_src})
-  else()
-    list(APPEND _gf_sources ${_gf_cdnn_dir}/${_src})
-  endif()
-endforeach()
-list(APPEND _gf_sources
-  ${_gf_root}/src/format/graph_format.c
-  ${_gf_root}/src/format/graph_json.c
-  ${_gf_root}/src/format/blob.c)
-list(REMOVE_DUPLICATES _gf_sources)
-
-add_library(cdnn_graph_format_testlib STATIC ${_gf_sources})
-target_include_directories(cdnn_graph_format_testlib PUBLIC
-  ${_gf_root}/include ${_gf_root}/src)
-target_compile_definitions(cdnn_graph_format_testlib PRIVATE
-  CDNN_PROVIDER_SUBDIR="cdnn/providers")
-target_link_libraries(cdnn_graph_format_testlib PUBLIC
-  cdnn_format cdnn_numeric PkgConfig::JANSSON OpenSSL::Crypto
-  Threads::Threads ${CMAKE_DL_LIBS} m)
 
 # Converter used by the cross-check script.
 add_executable(graph_tool ${CMAKE_CURRENT_LIST_DIR}/graph_tool.c)
