@@ -31,7 +31,9 @@ results=""
 record() { results="$results$(printf '%-34s %s' "$1" "$2")\n"; }
 check() {
     name=$1; shift
-    if "$@" >"$out/$name.log" 2>&1; then record "$name" ok; else record "$name" "FAILED (see $name.log)"; fi
+    if ! "$@" >"$out/$name.log" 2>&1; then record "$name" "FAILED (see $name.log)"
+    elif grep -q "SKIPPED \]" "$out/$name.log"; then record "$name" "skipped (no GPU?)"
+    else record "$name" ok; fi
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1 || true
@@ -41,6 +43,9 @@ check demo "$stage/bin/cdnn" demo
 check test_api "$stage/bin/test_api"
 check test_validation "$stage/bin/test_validation"
 [ -x "$stage/bin/test_ops" ] && check test_ops "$stage/bin/test_ops"
+# Rule 6: a CPU plan executed or loaded through a CUDA handle is refused.
+check plan_bound_to_device env CDNN_TEST_FILTER=test_plan_bound_to_its_device \
+    "$stage/bin/test_save_load"
 
 cat "$out"/engines_cuda.log | head -3
 cat "$out"/demo.log
