@@ -241,6 +241,15 @@ CDNN_API const char *cdnn_provider_search_path(void);
 /** Largest convolution padding, stride, dilation or group count. */
 #define CDNN_MAX_CONV_ATTR ((int64_t)1 << 20)
 
+/** Most tensors, and most nodes, one graph holds (the builder refuses the
+ * next with BAD_PARAM; a saved graph holding more does not load). */
+#define CDNN_MAX_TENSORS 16384
+#define CDNN_MAX_NODES 16384
+
+/** Largest graph, plan or container a loader reads: 1 GiB.  Larger bytes
+ * fail with NOT_SUPPORTED before anything past their identifier is read. */
+#define CDNN_MAX_ARTIFACT_BYTES ((size_t)1 << 30)
+
 /**
  * Convolution (cross-correlation, as every framework computes it).
  * Layout is given by dims in logical order: x [N, C, D?, H?, W], filter
@@ -582,8 +591,8 @@ CDNN_API cdnn_status_t cdnn_handle_engine_knob_info(const cdnn_handle_t *handle,
  *     overrides it): build a plan that times every candidate at its first
  *     execute and keeps the fastest.  Candidates are every variant of
  *     every applicable engine within the workspace limit.  A record in the
- *     winner cache that ranks every candidate makes the build a plain plan
- *     of the winner instead.
+ *     winner cache, made with the same engine knob values, that ranks every
+ *     candidate makes the build a plain plan of the winner instead.
  *   global.workspace_limit (bytes, default none): engines needing more are
  *     passed over.
  */
@@ -644,7 +653,8 @@ typedef struct cdnn_candidate_result {
  * The plan's candidates: after a benchmarking plan has chosen, fastest
  * first, with *chosen the index of the one it runs (0); before, in build
  * order with *chosen -1.  A plain plan has one candidate, chosen.  Names
- * live as long as the plan.
+ * live as long as the plan.  Called while another thread's execute is
+ * choosing, it waits for the choice.
  */
 CDNN_API cdnn_status_t cdnn_graph_candidates(const cdnn_graph_t *graph,
                                              cdnn_candidate_result_t *results,

@@ -101,8 +101,11 @@ static cdnn_status_t applicable_engines(cdnn_graph_t *g, const cdnn_handle_t *h,
 
 /* ---- candidates ------------------------------------------------------------ */
 
-/* The user's knobs, plus the variant's (replacing the user's value of the
- * same knob). */
+/* The user's engine knobs, plus the variant's (replacing the user's value
+ * of the same knob).  The library's own global.* knobs stay here: a
+ * provider that records its knobs in its payload (the CPU one does) would
+ * otherwise save different bytes for the same kernel depending on whether
+ * benchmarking was on. */
 static cdnn_knob_value_t *knobs_with(const cdnn_build_options_t *opts,
                                      const cdnn_knob_value_t *variant, int32_t *count)
 {
@@ -112,7 +115,8 @@ static cdnn_knob_value_t *knobs_with(const cdnn_build_options_t *opts,
         return NULL;
     *count = 0;
     for (int32_t i = 0; i < n; i++)
-        if (!variant || strcmp(opts->knobs[i].name, variant->name) != 0)
+        if (strncmp(opts->knobs[i].name, "global.", 7) != 0 &&
+            (!variant || strcmp(opts->knobs[i].name, variant->name) != 0))
             knobs[(*count)++] = opts->knobs[i];
     if (variant)
         knobs[(*count)++] = *variant;
@@ -235,6 +239,37 @@ static cdnn_status_t list_plan_tensors(const cdnn_graph_view_t *g, plan_t *plan)
 
 /* ---- building ------------------------------------------------------------- */
 
+static int compare_knob_names(const void *a, const void *b)
+{
+    return strcmp(((const cdnn_knob_value_t *)a)->name,
+                  ((const cdnn_knob_value_t *)b)->name);
+}
+
+/* The user's engine knobs as "name=value,..." sorted by name ("" for none).
+ * They change what a candidate runs (its label names only its variant), so
+ * a cached ranking made under other knob values must not be used. */
+static char *engine_knob_key(const cdnn_build_options_t *opts)
+{
+    int32_t n = opts ? opts->knob_count : 0;
+    cdnn_knob_value_t *sorted = calloc((size_t)n + 1, sizeof *sorted);
+    char *key = calloc((size_t)n + 1, 300);
+    if (!sorted || !key) {
+        free(sorted);
+        free(key);
+        return NULL;
+    }
+    if (n)
+        memcpy(sorted, opts->knobs, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, compare_knob_names);
+    size_t used = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (strncmp(sorted[i].name, "global.", 7) != 0)
+            used += (size_t)snprintf(key + used, 300, "%s%.255s=%lld", used ? "," : "",
+                                     sorted[i].name, (long long)sorted[i].value);
+    free(sorted);
+    return key;
+}
+
 static cdnn_status_t make_plan(cdnn_graph_t *g, const cdnn_handle_t *h,
                                const cdnn_build_options_t *opts, plan_t **out)
 {
@@ -254,7 +289,8 @@ static cdnn_status_t make_plan(cdnn_graph_t *g, const cdnn_handle_t *h,
     if (!benchmarking || plan->candidate_count == 1) {
         plan_keep_only(plan, 0);
     } else {
-        plan->cache_enabled = winner_cache_enabled();
+        plan->knob_key = engine_knob_key(opts);
+        plan->cache_enabled = plan->knob_key && winner_cache_enabled();
         plan->progress = opts ? opts->progress : NULL;
         plan->progress_user = opts ? opts->progress_user : NULL;
         int32_t known = plan->cache_enabled ? winner_cache_lookup(plan) : -1;

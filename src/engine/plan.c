@@ -109,6 +109,7 @@ void plan_destroy(plan_t *plan)
     pthread_mutex_destroy(&plan->choose_lock);
     pthread_mutex_destroy(&plan->save_lock);
     free(plan->tensors);
+    free(plan->knob_key);
     free(plan->saved);
     free(plan);
     registry_release();
@@ -367,7 +368,13 @@ cdnn_status_t cdnn_graph_candidates(const cdnn_graph_t *graph,
     cdnn_status_t st = need_plan(graph);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    const plan_t *plan = graph->plan;
+    plan_t *plan = graph->plan;
+    /* Until the choice is published another thread may be timing and
+     * sorting the candidates; the lock waits for it (after, they are
+     * never changed again). */
+    int locked = !plan_chosen(plan);
+    if (locked)
+        pthread_mutex_lock(&plan->choose_lock);
     const candidate_t *winner = plan_chosen(plan);
     *count = plan->candidate_count;
     if (chosen)
@@ -377,6 +384,8 @@ cdnn_status_t cdnn_graph_candidates(const cdnn_graph_t *graph,
         results[i] = (cdnn_candidate_result_t){c->label, c->engine->id, c->median_us,
                                                c->runs};
     }
+    if (locked)
+        pthread_mutex_unlock(&plan->choose_lock);
     return CDNN_STATUS_SUCCESS;
 }
 

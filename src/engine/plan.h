@@ -46,6 +46,8 @@ typedef struct plan {
     uint32_t tensor_count;
     uint8_t content_key[32]; /* of the graph the plan was built from */
     int cache_enabled;       /* write the choice to the winner cache */
+    char *knob_key;          /* the user's engine knobs, canonical: part of
+                                the winner cache's key (owned; may be NULL) */
     cdnn_progress_fn progress;
     void *progress_user;
 

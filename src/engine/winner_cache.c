@@ -99,8 +99,12 @@ static int record_matches(json_t *record, const char *key, const plan_t *plan)
     const char *k = json_string_value(json_object_get(record, "key"));
     const char *d = json_string_value(json_object_get(record, "device"));
     const char *lib = json_string_value(json_object_get(record, "lib"));
-    return k && d && lib && strcmp(k, key) == 0 && strcmp(d, plan->device_key) == 0 &&
-           strcmp(lib, cdnn_version()) == 0;
+    /* a record without "knobs" was made with none */
+    json_t *knobs_value = json_object_get(record, "knobs");
+    const char *knobs = knobs_value ? json_string_value(knobs_value) : "";
+    return k && d && lib && knobs && strcmp(k, key) == 0 &&
+           strcmp(d, plan->device_key) == 0 && strcmp(lib, cdnn_version()) == 0 &&
+           strcmp(knobs, plan->knob_key) == 0;
 }
 
 /* The last record for this plan's graph, device and library, or NULL. */
@@ -207,20 +211,34 @@ static char *record_json(const plan_t *plan)
             json_array_append_new(ranking, json_pack("{s:s, s:f}", "c", c->label, "us",
                                                      c->median_us));
     }
-    json_t *record = json_pack("{s:i, s:s, s:s, s:s, s:o}", "v", CACHE_VERSION, "key",
-                               key, "device", plan->device_key, "lib", cdnn_version(),
-                               "ranking", ranking);
+    json_t *record = json_pack("{s:i, s:s, s:s, s:s, s:s, s:o}", "v", CACHE_VERSION,
+                               "key", key, "device", plan->device_key, "lib",
+                               cdnn_version(), "knobs", plan->knob_key, "ranking",
+                               ranking);
     char *text = record ? json_dumps(record, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(record);
     return text;
 }
 
+/* Whether the file ends inside a line: a writer that died mid-write (or
+ * ran out of disk) leaves no newline, and a record appended to that line
+ * would be lost with it. */
+static int ends_mid_line(int fd)
+{
+    struct stat st;
+    char last = '\n';
+    return fstat(fd, &st) == 0 && st.st_size > 0 &&
+           pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
+}
+
 static int append_line(const char *path, const char *line, size_t n)
 {
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
     int ok = flock(fd, LOCK_EX) == 0;
+    if (ok && ends_mid_line(fd))
+        ok = write(fd, "\n", 1) == 1; /* end the damaged line first */
     for (size_t done = 0; ok && done < n;) {
         ssize_t w = write(fd, line + done, n - done);
         ok = w > 0;

@@ -6,7 +6,12 @@
  *
  *   <first 16 hex digits of SHA-256(json)> <json>\n
  *   json = {"v":1,"key":"<graph content key>","device":"<device key>",
- *           "lib":"<library version>","ranking":[{"c":"<candidate>","us":t},...]}
+ *           "lib":"<library version>","knobs":"<engine knobs: name=value,...>",
+ *           "ranking":[{"c":"<candidate>","us":t},...]}
+ *
+ * "knobs" holds the build's engine knobs sorted by name ("" for none; a
+ * record without it was made with none): they change what a candidate
+ * runs, so a ranking made under other values is not used.
  *
  * Writers append whole lines with one write() under an exclusive flock, so
  * processes writing at once lose no record; a line whose checksum or JSON

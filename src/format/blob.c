@@ -31,6 +31,13 @@ cdnn_status_t blob_expect(const uint8_t *bytes, size_t size, blob_kind_t want,
                           const char *loader)
 {
     blob_kind_t got = blob_kind(bytes, size);
+    /* Every loader starts here, so the size cap is checked before anything
+     * past the identifier is read. */
+    if (got == want && size > CDNN_MAX_ARTIFACT_BYTES)
+        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED, "%s: the bytes are %s of %zu "
+                         "bytes; cdnn loads artifacts of up to %zu bytes "
+                         "(CDNN_MAX_ARTIFACT_BYTES)", loader, blob_kind_phrase(got),
+                         size, CDNN_MAX_ARTIFACT_BYTES);
     if (got == want)
         return CDNN_STATUS_SUCCESS;
     if (got != BLOB_UNKNOWN)

@@ -25,7 +25,9 @@
 /* Most tensors, and most nodes, a saved graph may hold.  The builder finds
  * tensors by a linear search, so loading n tensors costs n^2; the cap keeps
  * hostile bytes from turning that into minutes. */
-#define GRAPH_FORMAT_MAX_ITEMS 16384
+#define GRAPH_FORMAT_MAX_ITEMS CDNN_MAX_TENSORS
+_Static_assert(CDNN_MAX_TENSORS == CDNN_MAX_NODES,
+               "GRAPH_FORMAT_MAX_ITEMS stands for both");
 
 /* Bounds on the sizes loaded bytes may declare, so that the arithmetic of
  * shapes (element counts, spans in bytes, convolution output sizes) cannot

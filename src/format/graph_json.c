@@ -493,6 +493,12 @@ static cdnn_status_t parse_text(const char *text, size_t n, json_t **root)
     *root = json_loadb(quoted ? quoted : text, quoted ? qn : n,
                        JSON_REJECT_DUPLICATES, &err);
     free(quoted);
+    /* jansson reports running out of memory as a parse error: with its
+     * code, or (when it fails before it has a position) with no text. */
+    if (!*root && (json_error_code(&err) == json_error_out_of_memory ||
+                   err.text[0] == '\0'))
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory reading "
+                         "graph JSON");
     if (!*root)
         return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
                          SOURCE ", line %d, column %d: %s", err.line,

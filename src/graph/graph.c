@@ -170,8 +170,10 @@ static cdnn_status_t check_tensor_args(const cdnn_graph_t *g, int64_t uid,
             return cdnn_fail(CDNN_STATUS_BAD_PARAM,
                              "tensor '%s' (uid %lld): stride %d is %lld; strides must be "
                              "in [0, 2^40]", shown, (long long)uid, d, (long long)strides[d]);
-        /* Both bounds hold before each product, so neither overflows. */
-        elements *= dims[d];
+        /* elements <= 2^52 and a dim <= 2^40 can still overflow int64 in
+         * their product (2^92); an overflow is past the limit anyway. */
+        if (__builtin_mul_overflow(elements, dims[d], &elements))
+            elements = CDNN_MAX_ELEMENTS + 1;
         if (strides && strides[d] && dims[d] - 1 > (CDNN_MAX_ELEMENTS - span) / strides[d])
             span = CDNN_MAX_ELEMENTS + 1;
         else if (strides)
@@ -211,6 +213,11 @@ cdnn_status_t cdnn_graph_tensor(cdnn_graph_t *graph, int64_t uid,
         st = check_tensor_args(graph, uid, name, type, rank, dims, strides);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
+    if (graph->tensor_count >= CDNN_MAX_TENSORS)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                         "tensor %lld would be the graph's %d-th; a graph holds "
+                         "at most CDNN_MAX_TENSORS (%d) tensors",
+                         (long long)uid, graph->tensor_count + 1, CDNN_MAX_TENSORS);
     char *owned = name ? strdup(name) : default_name("t", (long long)uid);
     graph_tensor_t *t = owned ? grow((void **)&graph->tensors, &graph->tensor_count,
                                      &graph->tensor_cap, sizeof *t)
@@ -306,6 +313,11 @@ static cdnn_status_t add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
     cdnn_status_t st = check_editable(g);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
+    if (g->node_count >= CDNN_MAX_NODES)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                         "node '%s' would be the graph's %d-th; a graph holds at "
+                         "most CDNN_MAX_NODES (%d) nodes", name ? name : "(unnamed)",
+                         g->node_count + 1, CDNN_MAX_NODES);
     char *owned = name ? strdup(name) : default_name("node", g->node_count);
     graph_node_t *n = owned ? grow((void **)&g->nodes, &g->node_count,
                                    &g->node_cap, sizeof *n)

@@ -357,7 +357,11 @@ static cdnn_status_t expect_output(const node_check_t *c, int port, int32_t rank
         return CDNN_STATUS_SUCCESS;
     int64_t elements = 1;
     for (int32_t d = 0; d < rank; d++) {
-        if (dims[d] > CDNN_MAX_DIM || (elements *= dims[d]) > CDNN_MAX_ELEMENTS)
+        /* A count within 2^52 times a dim within 2^40 can still overflow
+         * int64; an overflow is past the limit too. */
+        if (dims[d] > CDNN_MAX_DIM ||
+            __builtin_mul_overflow(elements, dims[d], &elements) ||
+            elements > CDNN_MAX_ELEMENTS)
             return port_fail(c, 0, port, "would have more than 2^52 elements or a dim "
                                          "over 2^40 (too large)");
     }

@@ -113,17 +113,50 @@ expect 1 "^cdnn: build: CDNN_STATUS_" "$cdnn" build "$json" -o "$tmp/outdir/b" \
 [ "$(cat "$tmp/outdir/b")" = old ] || fail "a failed build changed an existing file"
 expect 1 "cannot write" "$cdnn" build "$json" -o "$tmp/outdir"
 [ "$(ls -A "$tmp/outdir")" = b ] || fail "failed builds left files: $(ls -A "$tmp/outdir")"
-# Benchmarking plans: built and saved, or refused with the library's reason.
-set +e
-out=$("$cdnn" build "$json" -o "$tmp/outdir/bench" --benchmark 2>&1)
-rc=$?
-set -e
-case $rc in
-0) [ -s "$tmp/outdir/bench" ] || fail "--benchmark wrote nothing: $out" ;;
-1) echo "$out" | grep -q "^cdnn: build: CDNN_STATUS_.*benchmark" || fail "--benchmark: $out"
-   [ ! -e "$tmp/outdir/bench" ] || fail "a refused --benchmark build left a file" ;;
-*) fail "--benchmark exited $rc: $out" ;;
-esac
+echo "== benchmarking (--benchmark, engines --knobs)"
+# A private winner cache: never the user's ~/.cache/cdnn.
+export CDNN_CACHE_DIR="$tmp/cache"
+bench=$examples/conv_fwd.json
+[ -f "$bench" ] || bench=$json
+cache=$CDNN_CACHE_DIR/winners.v1
+# First build: every candidate timed (conv_fwd has several), ranked, saved.
+expect 0 "^ranking \([0-9]+ candidates, median of timed runs\):" \
+    "$cdnn" build "$bench" -o "$tmp/bench.cdgp" --benchmark
+echo "$out" | grep -Eq "^ +1\. .* [0-9.]+ us \([0-9]+ runs\)  <- chosen$" ||
+    fail "--benchmark ranks no winner first: $out"
+echo "$out" | grep -q "^built: engine " || fail "--benchmark saved nothing: $out"
+echo "$out" | grep -q "^candidate " && fail "progress on a stderr that is no terminal: $out"
+[ "$(wc -l <"$cache")" -eq 1 ] || fail "the first --benchmark left no single record in $cache"
+expect 0 "every output matches cpu:reference" "$cdnn" run "$tmp/bench.cdgp" --check
+# Second build: the record ranks every candidate, so nothing is timed.
+expect 0 "chosen without timing" "$cdnn" build "$bench" -o "$tmp/bench2.cdpl" \
+    --benchmark --form plan
+[ "$(wc -l <"$cache")" -eq 1 ] || fail "a cache hit appended a record"
+expect 0 "median" "$cdnn" run "$tmp/bench2.cdpl"
+# With the cache off, benchmarking again and nothing recorded.
+expect 0 "^ranking " env CDNN_DISABLE_CACHE=1 "$cdnn" build "$bench" -o "$tmp/bench3.cdpl" \
+    --benchmark --form plan
+[ "$(wc -l <"$cache")" -eq 1 ] || fail "CDNN_DISABLE_CACHE=1 still wrote $cache"
+# On a terminal (script(1) gives it one), a line per candidate as timed.
+if command -v script >/dev/null 2>&1; then
+    out=$(CDNN_DISABLE_CACHE=1 script -qec \
+        "'$cdnn' build '$bench' -o '$tmp/bench4.cdpl' --benchmark --form plan" /dev/null)
+    echo "$out" | grep -Eq "^candidate 1 of [0-9]+: [a-z_]+:[a-z_]+.*  [0-9.]+ us" ||
+        fail "no progress on a terminal: $out"
+fi
+expect 0 "^    cpu\.threads\.count  \[0, 1024\], default 0: " "$cdnn" engines --knobs
+expect 0 "^    global\.benchmarking  \[0, 1\], default 0: " "$cdnn" engines --knobs
+expect 0 "^    global\.workspace_limit  " "$cdnn" engines --knobs
+"$cdnn" engines --knobs --json >"$tmp/knobs.json" || fail "engines --knobs --json"
+/usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [k["name"] for k in d["global_knobs"]]
+assert names == ["global.benchmarking", "global.workspace_limit"], names
+conv = [e for e in d["engines"] if e["name"] == "cpu:blas_conv"][0]
+assert conv["knobs"][0]["name"] == "cpu.threads.count", conv
+assert (conv["knobs"][0]["min"], conv["knobs"][0]["max"]) == (0, 1024), conv
+' "$tmp/knobs.json" || fail "engines --knobs --json: $(cat "$tmp/knobs.json")"
 
 echo "== usage"
 for cmd in build inspect resave run; do

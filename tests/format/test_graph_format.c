@@ -20,9 +20,11 @@
 
 #include <cdnn/cdnn.h>
 
+#include "format/container_format.h"
 #include "format/flatbuf.h"
 #include "format/graph_format.h"
 #include "format/graph_json.h"
+#include "format/plan_format.h"
 #include "graph/graph.h"
 
 #define OK(call)                                                               \
@@ -782,6 +784,154 @@ static void test_doubles_exact(void **state)
     }
 }
 
+/* A NaN with its sign and payload set: the binary form keeps the bits, the
+ * JSON form writes "nan"; either way the graph is the same work, so the
+ * content key (which -0 and +0 already share) is the same. */
+static void test_nan_payload_content_key(void **state)
+{
+    (void)state;
+    const uint64_t bits = 0xfff8b588e368f1f1ull; /* negative, with payload */
+    double odd;
+    memcpy(&odd, &bits, sizeof odd);
+    assert_true(isnan(odd));
+    char keys[3][65];
+    cdnn_graph_t *g[3] = {NULL, NULL, NULL};
+    const double value[3] = {odd, NAN, odd};
+    const int64_t dims[2] = {2, 3}, one[2] = {1, 1};
+    cdnn_pointwise_attr_t add;
+    cdnn_pointwise_attr_init(&add, CDNN_PW_ADD);
+    for (int i = 0; i < 3; i++) {
+        OK(cdnn_graph_create(&g[i]));
+        OK(cdnn_graph_tensor(g[i], 1, "x", CDNN_DATA_TYPE_F32, 2, dims, NULL));
+        OK(cdnn_graph_tensor(g[i], 2, "s", CDNN_DATA_TYPE_F32, 2, one, NULL));
+        OK(cdnn_graph_tensor_set_scalar(g[i], 2, value[i]));
+        OK(cdnn_graph_tensor(g[i], 3, "y", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+        OK(cdnn_graph_pointwise(g[i], "add", &add, 1, 2, CDNN_UID_NONE, 3));
+    }
+    /* g[2]: the odd NaN through JSON and back. */
+    char *json = NULL;
+    OK(graph_json_encode(g[2], &json));
+    cdnn_graph_destroy(g[2]);
+    OK(graph_json_decode(json, strlen(json), &g[2]));
+    free(json);
+    for (int i = 0; i < 3; i++) {
+        key_of(g[i], keys[i]);
+        cdnn_graph_destroy(g[i]);
+    }
+    assert_string_equal(keys[0], keys[1]);
+    assert_string_equal(keys[0], keys[2]);
+}
+
+/* ---- limits ----------------------------------------------------------- */
+
+/* The builder holds at most CDNN_MAX_TENSORS tensors and CDNN_MAX_NODES
+ * nodes, and says which limit the next one breaks. */
+static void test_limit_counts(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = NULL;
+    const int64_t one[1] = {1};
+    cdnn_pointwise_attr_t relu;
+    cdnn_pointwise_attr_init(&relu, CDNN_PW_RELU_FWD);
+    OK(cdnn_graph_create(&g));
+    for (int64_t uid = 0; uid < CDNN_MAX_TENSORS; uid++)
+        OK(cdnn_graph_tensor(g, uid, "t", CDNN_DATA_TYPE_F32, 1, one, NULL));
+    assert_int_equal(cdnn_graph_tensor(g, CDNN_MAX_TENSORS, "t", CDNN_DATA_TYPE_F32,
+                                       1, one, NULL),
+                     CDNN_STATUS_BAD_PARAM);
+    expect_message("CDNN_MAX_TENSORS", NULL);
+    for (int i = 0; i < CDNN_MAX_NODES; i++)
+        OK(cdnn_graph_pointwise(g, "n", &relu, 0, CDNN_UID_NONE, CDNN_UID_NONE, 1));
+    assert_int_equal(cdnn_graph_pointwise(g, "n", &relu, 0, CDNN_UID_NONE,
+                                          CDNN_UID_NONE, 1),
+                     CDNN_STATUS_BAD_PARAM);
+    expect_message("CDNN_MAX_NODES", NULL);
+    cdnn_graph_destroy(g);
+}
+
+/* Rank, dims and element counts past their maxima are refused by name. */
+static void test_limit_shapes(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = NULL;
+    int64_t dims[CDNN_MAX_RANK + 1];
+    for (int i = 0; i <= CDNN_MAX_RANK; i++)
+        dims[i] = 1;
+    OK(cdnn_graph_create(&g));
+    OK(cdnn_graph_tensor(g, 1, "r8", CDNN_DATA_TYPE_F32, CDNN_MAX_RANK, dims, NULL));
+    assert_int_equal(cdnn_graph_tensor(g, 2, "r9", CDNN_DATA_TYPE_F32,
+                                       CDNN_MAX_RANK + 1, dims, NULL),
+                     CDNN_STATUS_BAD_PARAM);
+    dims[0] = CDNN_MAX_DIM + 1;
+    assert_int_equal(cdnn_graph_tensor(g, 3, "big", CDNN_DATA_TYPE_F32, 1, dims, NULL),
+                     CDNN_STATUS_BAD_PARAM);
+    dims[0] = CDNN_MAX_DIM;
+    dims[1] = CDNN_MAX_DIM;
+    assert_int_equal(cdnn_graph_tensor(g, 4, "many", CDNN_DATA_TYPE_F32, 2, dims, NULL),
+                     CDNN_STATUS_BAD_PARAM);
+    expect_message("2^52", NULL);
+    cdnn_graph_destroy(g);
+}
+
+/* An inferred output whose element count overflows int64 (2^40 * 2^40)
+ * is refused as too large, not wrapped around to a small count (found by
+ * fuzz_graph; UBSan flagged the multiplication). */
+static void test_limit_inferred_output(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = NULL;
+    const int64_t dy[3] = {CDNN_MAX_DIM, 1, 1}, w[3] = {1, CDNN_MAX_DIM, 1};
+    cdnn_conv_attr_t conv;
+    cdnn_conv_attr_init(&conv, 1);
+    OK(cdnn_graph_create(&g));
+    OK(cdnn_graph_tensor(g, 1, "dy", CDNN_DATA_TYPE_F32, 3, dy, NULL));
+    OK(cdnn_graph_tensor(g, 2, "w", CDNN_DATA_TYPE_F32, 3, w, NULL));
+    OK(cdnn_graph_tensor(g, 3, "dx", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+    OK(cdnn_graph_conv_bwd_data(g, "bwd", &conv, 1, 2, 3));
+    assert_int_equal(cdnn_graph_validate(g), CDNN_STATUS_INVALID_GRAPH);
+    expect_message("2^52", NULL);
+    cdnn_graph_destroy(g);
+}
+
+/* Bytes claiming more than CDNN_MAX_ARTIFACT_BYTES are refused after their
+ * identifier and before anything else is read: the buffer here holds a
+ * real artifact's bytes only, and ASan would see a read past them. */
+static void test_limit_artifact_size(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *graph = example_bytes("matmul", &n);
+    cdnn_graph_t *g = NULL;
+    cdnn_blob_info_t *info = NULL;
+    const size_t huge = CDNN_MAX_ARTIFACT_BYTES + 1;
+    assert_int_equal(cdnn_graph_load(&g, NULL, graph, huge), CDNN_STATUS_NOT_SUPPORTED);
+    expect_message("CDNN_MAX_ARTIFACT_BYTES", NULL);
+    assert_null(g);
+    assert_int_equal(cdnn_blob_inspect(graph, huge, &info), CDNN_STATUS_NOT_SUPPORTED);
+    assert_null(info);
+    /* A plan and a container, made here. */
+    const uint8_t key[32] = {0};
+    plan_record_t r = {.engine_name = "cpu:reference", .provider_name = "cpu",
+                       .provider_version = "0", .payload = key, .payload_size = 1,
+                       .content_key = key};
+    r.engine_id = cdnn_engine_id_from_name(r.engine_name);
+    uint8_t *plan = NULL, *container = NULL;
+    size_t plan_size, container_size;
+    OK(plan_format_encode(&r, &plan, &plan_size));
+    OK(container_encode(graph, n, plan, plan_size, &container, &container_size));
+    assert_int_equal(cdnn_blob_inspect(plan, huge, &info), CDNN_STATUS_NOT_SUPPORTED);
+    assert_int_equal(cdnn_blob_inspect(container, huge, &info),
+                     CDNN_STATUS_NOT_SUPPORTED);
+    assert_int_equal(cdnn_graph_load(&g, NULL, container, huge),
+                     CDNN_STATUS_NOT_SUPPORTED);
+    /* At their true sizes they are fine. */
+    OK(cdnn_blob_inspect(container, container_size, &info));
+    cdnn_blob_info_destroy(info);
+    free(plan);
+    free(container);
+    free(graph);
+}
+
 /* JSON cannot hold a name that is not UTF-8; the binary form can. */
 static void test_names_not_utf8(void **state)
 {
@@ -819,6 +969,11 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_doubles_exact),
         cmocka_unit_test(test_names_not_utf8),
+        cmocka_unit_test(test_nan_payload_content_key),
+        cmocka_unit_test(test_limit_counts),
+        cmocka_unit_test(test_limit_shapes),
+        cmocka_unit_test(test_limit_artifact_size),
+        cmocka_unit_test(test_limit_inferred_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

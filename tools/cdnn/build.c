@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "io.h"
+#include "tensors.h"
 
 static const char build_help[] =
     "usage: cdnn build GRAPH -o OUT [--form graph|plan|graph+plan]\n"
@@ -24,7 +27,13 @@ static const char build_help[] =
     "  --engine ENGINE    use only this engine: a name (cpu:reference) or an\n"
     "                     id in hex (0x...), as `cdnn engines` lists them\n"
     "  --benchmark        time the candidate kernels and keep the fastest\n"
-    "                     (knob global.benchmarking=1)\n";
+    "                     (knob global.benchmarking=1): the plan is executed\n"
+    "                     once on random inputs, which times every candidate\n"
+    "                     (progress on stderr when it is a terminal), the\n"
+    "                     ranking is printed and the winner saved.  A record\n"
+    "                     in the winner cache ($CDNN_CACHE_DIR, default\n"
+    "                     ~/.cache/cdnn) that ranks every candidate names the\n"
+    "                     winner without timing\n";
 
 typedef struct build_args {
     const char *graph, *out, *device;
@@ -90,6 +99,19 @@ static int parse_args(int argc, char **argv, build_args_t *a)
     return CLI_CONTINUE;
 }
 
+/* One line per candidate as benchmarking times it. */
+static void show_progress(int32_t index, int32_t count, const char *candidate,
+                          double median_us, void *user)
+{
+    (void)user;
+    fprintf(stderr, "candidate %d of %d: ", index + 1, count);
+    cli_text_string(stderr, candidate);
+    if (median_us < 0)
+        fprintf(stderr, "  failed\n");
+    else
+        fprintf(stderr, "  %.1f us\n", median_us);
+}
+
 static cdnn_status_t make_options(const build_args_t *a, cdnn_build_options_t **opts)
 {
     cdnn_status_t st = cdnn_build_options_create(opts);
@@ -97,7 +119,71 @@ static cdnn_status_t make_options(const build_args_t *a, cdnn_build_options_t **
         st = cdnn_build_options_pin_engine(*opts, a->engine);
     if (st == CDNN_STATUS_SUCCESS && a->benchmark)
         st = cdnn_build_options_set_knob(*opts, "global.benchmarking", 1);
+    /* Progress is for people watching; a script's stderr stays quiet. */
+    if (st == CDNN_STATUS_SUCCESS && a->benchmark && isatty(STDERR_FILENO))
+        st = cdnn_build_options_set_progress(*opts, show_progress, NULL);
     return st;
+}
+
+static void print_candidate(const cdnn_candidate_result_t *r, int32_t place, int chosen)
+{
+    printf("  %2d. ", place + 1);
+    cli_text_string(stdout, r->name);
+    if (r->median_us >= 0)
+        printf("  %.1f us (%d runs)%s\n", r->median_us, r->runs, chosen ? "  <- chosen" : "");
+    else
+        printf("  not timed (it failed; the log says why)\n");
+}
+
+/* The candidates, fastest first, as the plan ranked them; or, for a plan
+ * that chose without timing, which one it runs. */
+static int print_ranking(const cdnn_graph_t *g)
+{
+    int32_t count = 0, chosen = -1;
+    cdnn_status_t st = cdnn_graph_candidates(g, NULL, 0, &count, &chosen);
+    cdnn_candidate_result_t *r = st == CDNN_STATUS_SUCCESS && count > 0
+                                     ? calloc((size_t)count, sizeof *r) : NULL;
+    if (!r)
+        return st != CDNN_STATUS_SUCCESS ? cli_report("build", st)
+                                         : cli_fail("build", "the plan has no candidates");
+    st = cdnn_graph_candidates(g, r, count, &count, &chosen);
+    if (st == CDNN_STATUS_SUCCESS && count == 1 && r[0].median_us < 0) {
+        printf("benchmark: ");
+        cli_text_string(stdout, r[0].name);
+        printf(" chosen without timing (the only candidate, or the winner cache's "
+               "record ranks every candidate)\n");
+    } else if (st == CDNN_STATUS_SUCCESS) {
+        printf("ranking (%d candidates, median of timed runs):\n", count);
+        for (int32_t i = 0; i < count; i++)
+            print_candidate(&r[i], i, i == chosen);
+    }
+    free(r);
+    return st == CDNN_STATUS_SUCCESS ? EXIT_OK : cli_report("build", st);
+}
+
+/* A benchmarking plan chooses at its first execute: run it once on random
+ * inputs (a cache hit has chosen already), then show the ranking. */
+static int choose_by_benchmark(cdnn_graph_t *g, cdnn_handle_t *h)
+{
+    int32_t count = 0, chosen = -1;
+    cdnn_status_t st = cdnn_graph_candidates(g, NULL, 0, &count, &chosen);
+    if (st != CDNN_STATUS_SUCCESS)
+        return cli_report("build", st);
+    if (chosen < 0 && strcmp(cdnn_handle_device(h), "cpu") != 0)
+        return cli_fail("build", "--benchmark executes the plan on host memory, so it "
+                        "runs on the cpu device only for now, not on %s",
+                        cdnn_handle_device(h));
+    cli_tensors_t t = {0};
+    int rc = EXIT_OK;
+    if (chosen < 0) {
+        rc = cli_tensors_alloc("build", g, &t);
+        if (rc == EXIT_OK) {
+            cli_tensors_fill_inputs(&t);
+            rc = cli_tensors_execute("build", g, h, &t);
+        }
+    }
+    cli_tensors_free(&t);
+    return rc == EXIT_OK ? print_ranking(g) : rc;
 }
 
 /* Build g on h with a's options and save it to a->out. */
@@ -110,13 +196,16 @@ static int build_and_save(const build_args_t *a, cdnn_graph_t *g, cdnn_handle_t 
     cdnn_build_options_destroy(opts);
     if (st != CDNN_STATUS_SUCCESS)
         return cli_report("build", st);
+    int rc = a->benchmark ? choose_by_benchmark(g, h) : EXIT_OK;
+    if (rc != EXIT_OK)
+        return rc;
     uint64_t id = 0;
     const char *engine = "";
     size_t ws = 0, written = 0;
     if ((st = cdnn_graph_engine(g, &id, &engine)) != CDNN_STATUS_SUCCESS ||
         (st = cdnn_graph_workspace_size(g, &ws)) != CDNN_STATUS_SUCCESS)
         return cli_report("build", st);
-    int rc = cli_save_file("build", g, a->form, a->out, &written);
+    rc = cli_save_file("build", g, a->form, a->out, &written);
     if (rc == EXIT_OK)
         printf("built: engine %s (0x%016" PRIx64 ") on %s, workspace %zu B; "
                "wrote %zu B (%s) to %s\n",

@@ -73,6 +73,7 @@ int cli_save_file(const char *cmd, cdnn_graph_t *g, cdnn_save_form_t form,
 /* ---- subcommands: argv[0] is the command's name */
 
 int cli_demo(int argc, char **argv);
+int cli_engines(int argc, char **argv);
 int cli_build(int argc, char **argv);
 int cli_inspect(int argc, char **argv);
 int cli_resave(int argc, char **argv);

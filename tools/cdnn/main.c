@@ -1,14 +1,11 @@
 /*
- * main.c -- the cdnn command: subcommand dispatch, help, `cdnn engines`.
+ * main.c -- the cdnn command: subcommand dispatch, help, exit codes.
  */
-#include <getopt.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-#include "io.h"
 
 static const char usage_text[] =
     "usage: cdnn <command> [options]\n"
@@ -24,16 +21,6 @@ static const char usage_text[] =
     "\n"
     "'cdnn <command> --help' describes a command.  Exit status: 0 success,\n"
     "1 a failure the message explains, 2 bad usage.\n";
-
-static const char engines_help[] =
-    "usage: cdnn engines [--device DEVICE] [--json]\n"
-    "\n"
-    "List every engine the loaded providers serve: id (hex), name, provider\n"
-    "and provider version.  Providers are looked for beside libcdnn.so, or in\n"
-    "$CDNN_PROVIDER_PATH.\n"
-    "\n"
-    "  --device DEVICE  the handle's device (default cpu)\n"
-    "  --json           one JSON object per engine, in an array\n";
 
 int cli_report(const char *what, cdnn_status_t status)
 {
@@ -59,70 +46,6 @@ int cli_usage(const char *help, int c)
     return c == 'h' ? EXIT_OK : EXIT_USAGE;
 }
 
-static void print_engine(const cdnn_engine_info_t *e, int json, int first)
-{
-    if (!json) {
-        printf("0x%016" PRIx64 "  %-24s %-10s %-8s\n", e->id, e->name, e->provider,
-               e->provider_version);
-        return;
-    }
-    printf("%s\n  {\"id\": \"0x%016" PRIx64 "\", \"name\": ", first ? "" : ",", e->id);
-    cli_json_string(stdout, e->name);
-    printf(", \"provider\": ");
-    cli_json_string(stdout, e->provider);
-    printf(", \"provider_version\": ");
-    cli_json_string(stdout, e->provider_version);
-    printf(", \"path\": ");
-    cli_json_string(stdout, e->provider_path);
-    printf("}");
-}
-
-static int cmd_engines(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        {"device", required_argument, NULL, 'd'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *device = "cpu";
-    int json = 0, c;
-    while ((c = getopt_long(argc, argv, "d:jh", longopts, NULL)) != -1) {
-        if (c == 'd')
-            device = optarg;
-        else if (c == 'j')
-            json = 1;
-        else
-            return cli_usage(engines_help, c);
-    }
-    if (optind != argc) {
-        fputs(engines_help, stderr);
-        return EXIT_USAGE;
-    }
-    cdnn_handle_t *h;
-    cdnn_status_t st = cdnn_handle_create(&h, device);
-    if (st != CDNN_STATUS_SUCCESS)
-        return cli_report("engines", st);
-    int32_t count = 0;
-    cdnn_handle_engine_count(h, &count);
-    if (json)
-        printf("[");
-    else
-        printf("device: %s\n%-18s  %-24s %-10s %-8s\n", cdnn_handle_device_description(h),
-               "id", "name", "provider", "version");
-    for (int32_t i = 0; i < count; i++) {
-        cdnn_engine_info_t info;
-        if (cdnn_handle_engine_info(h, i, &info) == CDNN_STATUS_SUCCESS)
-            print_engine(&info, json, i == 0);
-    }
-    if (json)
-        printf("%s]\n", count ? "\n" : "");
-    else if (count == 0)
-        printf("(no engines; providers were looked for in %s)\n",
-               cdnn_provider_search_path());
-    cdnn_handle_destroy(h);
-    return EXIT_OK;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -142,7 +65,7 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int argc, char **argv);
     } commands[] = {
-        {"engines", cmd_engines}, {"build", cli_build}, {"inspect", cli_inspect},
+        {"engines", cli_engines}, {"build", cli_build}, {"inspect", cli_inspect},
         {"resave", cli_resave},   {"run", cli_run},     {"demo", cli_demo},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

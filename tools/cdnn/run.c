@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "numeric.h"
+#include "tensors.h"
 
 static const char run_help[] =
     "usage: cdnn run FILE [--device DEVICE] [--check] [--iterations N]\n"
@@ -34,24 +35,11 @@ static const char run_help[] =
 
 enum { MAX_ITERATIONS = 1000000 };
 
-/* The most alignment a tensor may ask for: a page is plenty for any
- * engine, and a bound keeps a hostile plan from asking for absurd ones. */
-#define MAX_ALIGNMENT ((int64_t)1 << 16)
-
 typedef struct run_args {
     const char *file, *device;
     int check;
     long iterations;
 } run_args_t;
-
-/* Host memory for every tensor a plan reads or writes, and its workspace. */
-typedef struct tensors {
-    int32_t count;
-    cdnn_tensor_io_t *io;
-    int64_t *uids;
-    void **ptrs;
-    void *workspace;
-} tensors_t;
 
 /* ---- arguments ------------------------------------------------------------- */
 
@@ -96,116 +84,12 @@ static int parse_args(int argc, char **argv, run_args_t *a)
 
 /* ---- tensors --------------------------------------------------------------- */
 
-static void tensors_free(tensors_t *t)
-{
-    for (int32_t i = 0; t->ptrs && i < t->count; i++)
-        free(t->ptrs[i]);
-    free(t->io);
-    free(t->uids);
-    free(t->ptrs);
-    free(t->workspace);
-    memset(t, 0, sizeof *t);
-}
-
-/* aligned_alloc wants a size that is a multiple of the alignment. */
-static void *alloc_aligned(size_t bytes, int64_t alignment)
-{
-    size_t align = alignment > 64 ? (size_t)alignment : 64;
-    if (bytes > SIZE_MAX - align)
-        return NULL;
-    return aligned_alloc(align, (bytes + align - 1) / align * align + (bytes ? 0 : align));
-}
-
-static int alloc_one(tensors_t *t, int32_t i)
-{
-    const cdnn_tensor_io_t *io = &t->io[i];
-    if (cdnn_data_type_size(io->type) == 0)
-        return cli_fail("run", "tensor uid %" PRId64 " has no valid data type", io->uid);
-    if (io->alignment < 0 || io->alignment > MAX_ALIGNMENT ||
-        (io->alignment & (io->alignment - 1)))
-        return cli_fail("run", "tensor uid %" PRId64 " asks for alignment %" PRId64
-                        "; cdnn run handles powers of two up to %" PRId64,
-                        io->uid, io->alignment, MAX_ALIGNMENT);
-    t->uids[i] = io->uid;
-    t->ptrs[i] = alloc_aligned(io->span_bytes, io->alignment);
-    if (!t->ptrs[i])
-        return cli_fail("run", "cannot allocate %zu B for tensor uid %" PRId64,
-                        io->span_bytes, io->uid);
-    return EXIT_OK;
-}
-
-/* Memory for every tensor of g's plan (as cdnn_graph_io_tensors says) and
- * for its workspace. */
-static int tensors_alloc(const cdnn_graph_t *g, tensors_t *t)
-{
-    memset(t, 0, sizeof *t);
-    size_t ws = 0;
-    cdnn_status_t st = cdnn_graph_io_tensors(g, NULL, 0, &t->count);
-    if (st == CDNN_STATUS_SUCCESS)
-        st = cdnn_graph_workspace_size(g, &ws);
-    if (st != CDNN_STATUS_SUCCESS)
-        return cli_report("run", st);
-    size_t n = t->count > 0 ? (size_t)t->count : 1;
-    t->io = calloc(n, sizeof *t->io);
-    t->uids = calloc(n, sizeof *t->uids);
-    t->ptrs = calloc(n, sizeof *t->ptrs);
-    if (!t->io || !t->uids || !t->ptrs)
-        return cli_fail("run", "out of memory for %d tensors", t->count);
-    if ((st = cdnn_graph_io_tensors(g, t->io, t->count, &t->count)) != CDNN_STATUS_SUCCESS)
-        return cli_report("run", st);
-    for (int32_t i = 0; i < t->count; i++)
-        if (alloc_one(t, i) != EXIT_OK)
-            return EXIT_FAILED;
-    if (ws && !(t->workspace = alloc_aligned(ws, 256)))
-        return cli_fail("run", "cannot allocate a %zu B workspace", ws);
-    return EXIT_OK;
-}
-
-/* Inputs from a seed fixed per uid, so that reruns see the same values:
- * uniform in [-1, 1) for floats, small integers, 0 or 1 for bool. */
-static void fill_input(const cdnn_tensor_io_t *io, void *p)
-{
-    size_t elem = cdnn_data_type_size(io->type), n = io->span_bytes / elem;
-    uint32_t seed = 0x9e3779b9u ^ (uint32_t)io->uid ^ (uint32_t)((uint64_t)io->uid >> 32);
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        double u = (double)(seed >> 8) * 0x1p-23 - 1.0;
-        double v = io->type == CDNN_DATA_TYPE_BOOL     ? (double)(seed >> 31)
-                   : cdnn_data_type_is_float(io->type) ? u
-                                                       : floor(u * 8);
-        cdnn_store_element(io->type, (char *)p + i * elem, v);
-    }
-}
-
-static void fill_inputs(tensors_t *t)
-{
-    for (int32_t i = 0; i < t->count; i++)
-        if (!t->io[i].is_output)
-            fill_input(&t->io[i], t->ptrs[i]);
-}
-
-/* 0xff bytes: NaN in every float type, so an unwritten value cannot pass. */
-static void poison_outputs(tensors_t *t)
-{
-    for (int32_t i = 0; i < t->count; i++)
-        if (t->io[i].is_output)
-            memset(t->ptrs[i], 0xff, t->io[i].span_bytes);
-}
-
-static int32_t find_uid(const tensors_t *t, int64_t uid)
-{
-    for (int32_t i = 0; i < t->count; i++)
-        if (t->io[i].uid == uid)
-            return i;
-    return -1;
-}
-
 /* The reference sees exactly the inputs the plan saw. */
-static int copy_inputs(const tensors_t *from, tensors_t *to)
+static int copy_inputs(const cli_tensors_t *from, cli_tensors_t *to)
 {
     for (int32_t i = 0; i < to->count; i++) {
         const cdnn_tensor_io_t *io = &to->io[i];
-        int32_t k = find_uid(from, io->uid);
+        int32_t k = cli_tensors_find(from, io->uid);
         if (k < 0 || from->io[k].type != io->type ||
             from->io[k].span_bytes != io->span_bytes || from->io[k].is_output != io->is_output)
             return cli_fail("run", "the plan's tensor uid %" PRId64 " does not match its "
@@ -229,14 +113,13 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static int execute(const cdnn_graph_t *g, cdnn_handle_t *h, tensors_t *t, double *ms)
+static int execute(const cdnn_graph_t *g, cdnn_handle_t *h, cli_tensors_t *t, double *ms)
 {
-    poison_outputs(t);
+    cli_tensors_poison_outputs(t);
     double start = now_ms();
-    cdnn_status_t st = cdnn_graph_execute(g, h, t->count, t->uids,
-                                          (void *const *)t->ptrs, t->workspace);
+    int rc = cli_tensors_execute("run", g, h, t);
     *ms = now_ms() - start;
-    return st == CDNN_STATUS_SUCCESS ? EXIT_OK : cli_report("run", st);
+    return rc;
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -246,7 +129,7 @@ static int compare_doubles(const void *a, const void *b)
 }
 
 /* Execute n times and print the mean and median. */
-static int execute_timed(const cdnn_graph_t *g, cdnn_handle_t *h, tensors_t *t, long n)
+static int execute_timed(const cdnn_graph_t *g, cdnn_handle_t *h, cli_tensors_t *t, long n)
 {
     double *ms = malloc((size_t)n * sizeof *ms), sum = 0;
     if (!ms)
@@ -310,12 +193,12 @@ static int compare_output(const cdnn_tensor_io_t *io, const void *got, const voi
     return ok;
 }
 
-static int compare_outputs(const tensors_t *got, const tensors_t *ref)
+static int compare_outputs(const cli_tensors_t *got, const cli_tensors_t *ref)
 {
     int bad = 0;
     for (int32_t i = 0; i < ref->count; i++)
         if (ref->io[i].is_output)
-            bad += !compare_output(&ref->io[i], got->ptrs[find_uid(got, ref->uids[i])],
+            bad += !compare_output(&ref->io[i], got->ptrs[cli_tensors_find(got, ref->uids[i])],
                                    ref->ptrs[i]);
     if (bad)
         return cli_fail("run", "%d output%s differ from cpu:reference beyond tolerance", bad,
@@ -342,24 +225,24 @@ static int build_reference(cdnn_graph_t *g, cdnn_handle_t *h, cdnn_handle_t **cp
 }
 
 /* Run a's graph on cpu:reference with got's inputs, compare the outputs. */
-static int check(const cli_artifact_t *a, cdnn_handle_t *h, const tensors_t *got)
+static int check(const cli_artifact_t *a, cdnn_handle_t *h, const cli_tensors_t *got)
 {
     cdnn_graph_t *g = NULL;
     cdnn_handle_t *cpu = NULL;
-    tensors_t ref = {0};
+    cli_tensors_t ref = {0};
     double ms;
     int rc = cli_artifact_graph("run", a, NULL, &g);
     if (rc == EXIT_OK)
         rc = build_reference(g, h, &cpu);
     if (rc == EXIT_OK)
-        rc = tensors_alloc(g, &ref);
+        rc = cli_tensors_alloc("run", g, &ref);
     if (rc == EXIT_OK)
         rc = copy_inputs(got, &ref);
     if (rc == EXIT_OK)
         rc = execute(g, cpu ? cpu : h, &ref, &ms);
     if (rc == EXIT_OK)
         rc = compare_outputs(got, &ref);
-    tensors_free(&ref);
+    cli_tensors_free(&ref);
     cdnn_graph_destroy(g);
     cdnn_handle_destroy(cpu);
     return rc;
@@ -386,7 +269,7 @@ static int load(const cli_artifact_t *a, cdnn_handle_t *h, cdnn_graph_t **g)
 }
 
 static void describe(const char *path, const cdnn_graph_t *g, cdnn_handle_t *h,
-                     const tensors_t *t)
+                     const cli_tensors_t *t)
 {
     uint64_t id = 0;
     const char *name = "?";
@@ -400,18 +283,18 @@ static void describe(const char *path, const cdnn_graph_t *g, cdnn_handle_t *h,
 static int run_loaded(const run_args_t *args, const cli_artifact_t *a, cdnn_handle_t *h)
 {
     cdnn_graph_t *g = NULL;
-    tensors_t t = {0};
+    cli_tensors_t t = {0};
     int rc = load(a, h, &g);
     if (rc == EXIT_OK)
-        rc = tensors_alloc(g, &t);
+        rc = cli_tensors_alloc("run", g, &t);
     if (rc == EXIT_OK) {
         describe(a->path, g, h, &t);
-        fill_inputs(&t);
+        cli_tensors_fill_inputs(&t);
         rc = execute_timed(g, h, &t, args->iterations);
     }
     if (rc == EXIT_OK && args->check)
         rc = check(a, h, &t);
-    tensors_free(&t);
+    cli_tensors_free(&t);
     cdnn_graph_destroy(g);
     return rc;
 }

@@ -1,0 +1,124 @@
+/*
+ * tensors.c -- host memory for a plan's variant pack (see tensors.h).
+ */
+#include "tensors.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "numeric.h"
+
+/* The most alignment a tensor may ask for: a page is plenty for any
+ * engine, and a bound keeps a hostile plan from asking for absurd ones. */
+#define MAX_ALIGNMENT ((int64_t)1 << 16)
+
+void cli_tensors_free(cli_tensors_t *t)
+{
+    for (int32_t i = 0; t->ptrs && i < t->count; i++)
+        free(t->ptrs[i]);
+    free(t->io);
+    free(t->uids);
+    free(t->ptrs);
+    free(t->workspace);
+    memset(t, 0, sizeof *t);
+}
+
+/* aligned_alloc wants a size that is a multiple of the alignment. */
+static void *alloc_aligned(size_t bytes, int64_t alignment)
+{
+    size_t align = alignment > 64 ? (size_t)alignment : 64;
+    if (bytes > SIZE_MAX - align)
+        return NULL;
+    return aligned_alloc(align, (bytes + align - 1) / align * align + (bytes ? 0 : align));
+}
+
+static int alloc_one(const char *cmd, cli_tensors_t *t, int32_t i)
+{
+    const cdnn_tensor_io_t *io = &t->io[i];
+    if (cdnn_data_type_size(io->type) == 0)
+        return cli_fail(cmd, "tensor uid %" PRId64 " has no valid data type", io->uid);
+    if (io->alignment < 0 || io->alignment > MAX_ALIGNMENT ||
+        (io->alignment & (io->alignment - 1)))
+        return cli_fail(cmd, "tensor uid %" PRId64 " asks for alignment %" PRId64
+                        "; cdnn %s handles powers of two up to %" PRId64,
+                        io->uid, io->alignment, cmd, MAX_ALIGNMENT);
+    t->uids[i] = io->uid;
+    t->ptrs[i] = alloc_aligned(io->span_bytes, io->alignment);
+    if (!t->ptrs[i])
+        return cli_fail(cmd, "cannot allocate %zu B for tensor uid %" PRId64,
+                        io->span_bytes, io->uid);
+    return EXIT_OK;
+}
+
+int cli_tensors_alloc(const char *cmd, const cdnn_graph_t *g, cli_tensors_t *t)
+{
+    memset(t, 0, sizeof *t);
+    size_t ws = 0;
+    cdnn_status_t st = cdnn_graph_io_tensors(g, NULL, 0, &t->count);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cdnn_graph_workspace_size(g, &ws);
+    if (st != CDNN_STATUS_SUCCESS)
+        return cli_report(cmd, st);
+    size_t n = t->count > 0 ? (size_t)t->count : 1;
+    t->io = calloc(n, sizeof *t->io);
+    t->uids = calloc(n, sizeof *t->uids);
+    t->ptrs = calloc(n, sizeof *t->ptrs);
+    if (!t->io || !t->uids || !t->ptrs)
+        return cli_fail(cmd, "out of memory for %d tensors", t->count);
+    if ((st = cdnn_graph_io_tensors(g, t->io, t->count, &t->count)) != CDNN_STATUS_SUCCESS)
+        return cli_report(cmd, st);
+    for (int32_t i = 0; i < t->count; i++)
+        if (alloc_one(cmd, t, i) != EXIT_OK)
+            return EXIT_FAILED;
+    if (ws && !(t->workspace = alloc_aligned(ws, 256)))
+        return cli_fail(cmd, "cannot allocate a %zu B workspace", ws);
+    return EXIT_OK;
+}
+
+/* Uniform in [-1, 1) for floats, small integers, 0 or 1 for bool. */
+static void fill_input(const cdnn_tensor_io_t *io, void *p)
+{
+    size_t elem = cdnn_data_type_size(io->type), n = io->span_bytes / elem;
+    uint32_t seed = 0x9e3779b9u ^ (uint32_t)io->uid ^ (uint32_t)((uint64_t)io->uid >> 32);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        double u = (double)(seed >> 8) * 0x1p-23 - 1.0;
+        double v = io->type == CDNN_DATA_TYPE_BOOL     ? (double)(seed >> 31)
+                   : cdnn_data_type_is_float(io->type) ? u
+                                                       : floor(u * 8);
+        cdnn_store_element(io->type, (char *)p + i * elem, v);
+    }
+}
+
+void cli_tensors_fill_inputs(cli_tensors_t *t)
+{
+    for (int32_t i = 0; i < t->count; i++)
+        if (!t->io[i].is_output)
+            fill_input(&t->io[i], t->ptrs[i]);
+}
+
+void cli_tensors_poison_outputs(cli_tensors_t *t)
+{
+    for (int32_t i = 0; i < t->count; i++)
+        if (t->io[i].is_output)
+            memset(t->ptrs[i], 0xff, t->io[i].span_bytes);
+}
+
+int32_t cli_tensors_find(const cli_tensors_t *t, int64_t uid)
+{
+    for (int32_t i = 0; i < t->count; i++)
+        if (t->io[i].uid == uid)
+            return i;
+    return -1;
+}
+
+int cli_tensors_execute(const char *cmd, const cdnn_graph_t *g, cdnn_handle_t *h,
+                        cli_tensors_t *t)
+{
+    cdnn_status_t st = cdnn_graph_execute(g, h, t->count, t->uids,
+                                          (void *const *)t->ptrs, t->workspace);
+    return st == CDNN_STATUS_SUCCESS ? EXIT_OK : cli_report(cmd, st);
+}
