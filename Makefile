@@ -2,20 +2,26 @@
 # installs what a fresh Debian 12 machine lacks and names the common jobs.
 #
 #   make demo                 build, then run `cdnn demo`
-#   make test                 build, then run every test (also under ASan+UBSan)
+#   make test                 build, then run every test (also under ASan+UBSan),
+#                             then each fuzz target for 10 seconds
+#   make fuzz SECONDS=N       build the libFuzzer targets (clang) and run each
+#                             for N seconds (default 60) on its seed corpus
 #   make install PREFIX=DIR   install headers, library, providers, CLI, pkg-config
 #   make bench                CPU benchmarks against NumPy and PyTorch
 
 PREFIX ?= /usr/local
 BUILD ?= build
 BUILD_SAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+SECONDS ?= 60
 JOBS ?= $(shell nproc)
 
 BUILD_DEPS = build-essential cmake pkg-config libssl-dev libopenblas-dev libjansson-dev
-TEST_DEPS = libcmocka-dev python3-numpy flatbuffers-compiler python3-flatbuffers
+TEST_DEPS = libcmocka-dev python3-numpy flatbuffers-compiler python3-flatbuffers \
+            clang libclang-rt-14-dev
 BENCH_DEPS = python3-numpy python3-torch
 
-.PHONY: all deps build demo test test-asan install bench clean
+.PHONY: all deps build demo test test-asan fuzz install bench clean
 
 all: build
 
@@ -35,6 +41,7 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) test-asan
+	$(MAKE) fuzz SECONDS=10
 
 # The whole suite again under AddressSanitizer and UndefinedBehaviorSanitizer,
 # but for the tests labelled python or install (tests/CMakeLists.txt says
@@ -46,6 +53,15 @@ test-asan: deps
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    ctest --output-on-failure -j $(JOBS) -LE "python|install"
 
+# libFuzzer targets for every loader (tests/fuzz), each run for SECONDS on
+# a temporary copy of its seed corpus; findings and logs go to a directory
+# under /tmp that the run names.  Needs clang (TEST_DEPS).
+fuzz: deps
+	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang \
+	      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCDNN_FUZZ=ON -DCDNN_BUILD_TESTS=OFF
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzzers
+	tests/fuzz/run_fuzz.sh $(BUILD_FUZZ) $(SECONDS)
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
@@ -54,4 +70,4 @@ bench: build
 	bench/cpu/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_FUZZ)

@@ -1,5 +1,6 @@
 #include "core/sha256.h"
 
+#include <openssl/err.h>
 #include <openssl/evp.h>
 
 #include "core/error.h"
@@ -24,9 +25,13 @@ cdnn_status_t sha256_end(sha256_t *h, uint8_t out[32])
         h->ok = EVP_DigestFinal_ex(h->md, out, &len) && len == 32;
     EVP_MD_CTX_free(h->md);
     h->md = NULL;
-    if (!had_context)
-        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory for SHA-256");
-    if (!h->ok)
-        return cdnn_fail(CDNN_STATUS_INTERNAL_ERROR, "SHA-256 failed in libcrypto");
+    /* SHA-256 is built into libcrypto's default provider, so its calls fail
+     * only when libcrypto cannot allocate (it does not always say so on its
+     * error queue). */
+    if (!h->ok) {
+        ERR_clear_error();
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "libcrypto could not %s SHA-256: "
+                         "out of memory", had_context ? "compute" : "set up");
+    }
     return CDNN_STATUS_SUCCESS;
 }

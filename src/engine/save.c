@@ -246,10 +246,14 @@ static cdnn_status_t restore_context(const engine_slot_t *e, const plan_record_t
     const cdnn_provider_t *t = e->provider->table;
     size_t workspace = 0;
     *context = NULL;
-    if (t->context_restore(e->provider->state, e->index, &h->device, g ? &g->view : NULL,
-                           r->payload, r->payload_size, context) != CDNN_STATUS_SUCCESS)
-        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "engine %s could not load the plan's "
-                         "payload: %s", e->name, registry_provider_error(e->provider));
+    /* The provider's status stands: damage, a payload it cannot read, and
+     * running out of memory are different failures. */
+    cdnn_status_t st = t->context_restore(e->provider->state, e->index, &h->device,
+                                          g ? &g->view : NULL, r->payload,
+                                          r->payload_size, context);
+    if (st != CDNN_STATUS_SUCCESS)
+        return cdnn_fail(st, "engine %s could not load the plan's payload: %s", e->name,
+                         registry_provider_error(e->provider));
     if (t->workspace_size(*context, &workspace) != CDNN_STATUS_SUCCESS ||
         workspace != r->workspace_size) {
         t->context_destroy(*context);
