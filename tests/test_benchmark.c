@@ -29,6 +29,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_filter.h"
 #include <openssl/sha.h>
 
 #include <cdnn/cdnn.h>
@@ -983,5 +985,6 @@ int main(void)
         TEST(test_workspace_limit),
         TEST(test_knobs),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "test_filter.h"
+
 #include "ops/cases.h"
 #include "ops/harness.h"
 
@@ -48,5 +50,6 @@ int main(void)
         OPS_MISALIGNED(test_fused_matmul_bias_gelu_residual),
         cmocka_unit_test(test_concurrent_execute),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("ops", tests, h_setup, h_teardown);
 }

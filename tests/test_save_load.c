@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "test_filter.h"
+
 #include <cdnn/cdnn.h>
 
 #include "numeric.h"
@@ -769,10 +771,6 @@ int main(void)
         cmocka_unit_test_setup(test_short_buffer_writes_nothing, default_path),
         cmocka_unit_test_setup(test_plan_bound_to_its_device, default_path),
     };
-    /* scripts/gpu-check.sh runs only the tests that need a GPU, on a
-     * machine where this checkout's paths do not exist. */
-    const char *filter = getenv("CDNN_TEST_FILTER");
-    if (filter)
-        cmocka_set_test_filter(filter);
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
