@@ -167,16 +167,10 @@ static int32_t rank_of(json_t *ranking, const char *label)
     return -1;
 }
 
-int32_t winner_cache_lookup(const plan_t *plan)
+int32_t winner_cache_choose(const char *text, size_t size, const plan_t *plan,
+                            const char *source)
 {
-    char dir[PATH_MAX], path[PATH_MAX + 16];
-    size_t size = 0;
-    if (!cache_dir(dir, sizeof dir))
-        return -1;
-    snprintf(path, sizeof path, "%s/%s", dir, CACHE_FILE);
-    char *text = read_cache(path, &size);
-    json_t *record = text ? find_record(text, size, plan, path) : NULL;
-    free(text);
+    json_t *record = find_record(text, size, plan, source);
     if (!record)
         return -1;
     json_t *ranking = json_object_get(record, "ranking");
@@ -195,6 +189,19 @@ int32_t winner_cache_lookup(const plan_t *plan)
         }
     }
     json_decref(record);
+    return best;
+}
+
+int32_t winner_cache_lookup(const plan_t *plan)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    size_t size = 0;
+    if (!cache_dir(dir, sizeof dir))
+        return -1;
+    snprintf(path, sizeof path, "%s/%s", dir, CACHE_FILE);
+    char *text = read_cache(path, &size);
+    int32_t best = text ? winner_cache_choose(text, size, plan, path) : -1;
+    free(text);
     return best;
 }
 

@@ -32,6 +32,14 @@ int winner_cache_enabled(void);
  */
 int32_t winner_cache_lookup(const plan_t *plan);
 
+/**
+ * The lookup's decision on cache text already read (hostile: any bytes):
+ * what winner_cache_lookup returns for a file holding text.  source names
+ * it in warnings.  Separate so that it can be fuzzed without files.
+ */
+int32_t winner_cache_choose(const char *text, size_t size, const plan_t *plan,
+                            const char *source);
+
 /** Append the ranking of a plan that has just chosen. */
 void winner_cache_record(const plan_t *plan);
 

@@ -20,6 +20,8 @@ out=${3:-$here/corpus}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# winner_cache/ holds hand-written seeds (records in the cache file format)
+# and is left alone.
 for t in graph graph_json container plan cpu_payload flatbuf; do
     rm -rf "${out:?}/$t"
     mkdir -p "$out/$t"
@@ -86,6 +88,8 @@ if command -v flatc >/dev/null 2>&1; then
 fi
 
 du -sh "$out"
+# winner_cache/ holds hand-written seeds (records in the cache file format)
+# and is left alone.
 for t in graph graph_json container plan cpu_payload flatbuf; do
     echo "$t: $(ls "$out/$t" | wc -l) seeds"
 done
