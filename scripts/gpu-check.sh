@@ -32,7 +32,7 @@ record() { results="$results$(printf '%-34s %s' "$1" "$2")\n"; }
 check() {
     name=$1; shift
     if ! "$@" >"$out/$name.log" 2>&1; then record "$name" "FAILED (see $name.log)"
-    elif grep -q "SKIPPED \]" "$out/$name.log"; then record "$name" "skipped (no GPU?)"
+    elif grep -q "SKIPPED \]" "$out/$name.log"; then record "$name" "ok, with skips (see $name.log)"
     else record "$name" ok; fi
 }
 
