@@ -31,55 +31,14 @@
 
 #include <cdnn/cdnn.h>
 
+#include "bench_common.h"
+
 #include "numeric.h"
 
 #define MIN_RUNS 5
 #define MAX_RUNS 101
 #define MIN_SECONDS 0.5
 #define MAX_EXAMPLES 256
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what, cdnn_status_t st)
-{
-    fprintf(stderr, "bench_benchmarking: %s: %s: %s\n", what, cdnn_status_string(st),
-            cdnn_last_error());
-    exit(1);
-}
-
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        cdnn_status_t st_ = (call);                                           \
-        if (st_ != CDNN_STATUS_SUCCESS)                                       \
-            die(#call, st_);                                                  \
-    } while (0)
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "bench_benchmarking: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, compare_doubles);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 /* ---- a plan's variant pack ---------------------------------------------------- */
 

@@ -18,6 +18,8 @@
 
 #include <cdnn/cdnn.h>
 
+#include "bench_common.h"
+
 #define WARMUP 2
 #define MIN_RUNS 5
 #define MAX_RUNS 200
@@ -30,27 +32,6 @@ typedef struct bench_graph {
     int64_t uids[MAX_TENSORS];
     void *ptrs[MAX_TENSORS];
 } bench_graph_t;
-
-static void die(const char *what, cdnn_status_t st)
-{
-    fprintf(stderr, "bench_cpu: %s: %s: %s\n", what, cdnn_status_string(st),
-            cdnn_last_error());
-    exit(1);
-}
-
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        cdnn_status_t st_ = (call);                                           \
-        if (st_ != CDNN_STATUS_SUCCESS)                                       \
-            die(#call, st_);                                                  \
-    } while (0)
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* A real f32 tensor of the graph with memory filled with small values. */
 static void real_tensor(bench_graph_t *b, int64_t uid, int32_t rank,
@@ -77,12 +58,6 @@ static void virtual_tensor(bench_graph_t *b, int64_t uid)
     CHECK(cdnn_graph_tensor(b->graph, uid, NULL, CDNN_DATA_TYPE_F32, 0, NULL,
                             NULL));
     CHECK(cdnn_graph_tensor_set_virtual(b->graph, uid));
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Build, warm up, time; print the case's line and free everything. */

@@ -38,6 +38,8 @@
 
 #include <cdnn/cdnn.h>
 
+#include "bench_common.h"
+
 #ifdef BENCH_ENVELOPE
 #include "core/sha256.h"
 #include "format/container_format.h"
@@ -47,49 +49,6 @@
 #define MIN_RUNS 5
 #define MAX_RUNS 201
 #define MIN_SECONDS 0.5
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what, cdnn_status_t st)
-{
-    fprintf(stderr, "bench_serialize: %s: %s: %s\n", what, cdnn_status_string(st),
-            cdnn_last_error());
-    exit(1);
-}
-
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        cdnn_status_t st_ = (call);                                           \
-        if (st_ != CDNN_STATUS_SUCCESS)                                       \
-            die(#call, st_);                                                  \
-    } while (0)
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "bench_serialize: out of memory (%zu bytes)\n", n);
-        exit(1);
-    }
-    return p;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, compare_doubles);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 /* Whether another run is due, given runs so far and when they started. */
 static int more(int runs, double start, int min_runs)
@@ -112,7 +71,7 @@ static char *read_file(const char *path, size_t *size)
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    char *text = xmalloc((size_t)n + 1);
+    char *text = xcalloc(1, (size_t)n + 1);
     if (fread(text, 1, (size_t)n, f) != (size_t)n) {
         perror(path);
         exit(1);
@@ -149,7 +108,7 @@ static result_t measure(make_graph_fn make, const void *arg, cdnn_handle_t *h,
         CHECK(cdnn_graph_save(g, CDNN_SAVE_PLAN, NULL, 0, &size));
         double t2 = now_seconds();
         if (!bytes)
-            bytes = xmalloc(size);
+            bytes = xcalloc(1, size);
         else if (size != r.plan_bytes) {
             fprintf(stderr, "bench_serialize: plan size changed between builds "
                     "(%zu, %zu)\n", r.plan_bytes, size);
@@ -339,8 +298,8 @@ int main(int argc, char **argv)
     plan_tensor_t tensors[2] = {{1, 0, 4096, CDNN_DATA_TYPE_F32, 0},
                                 {2, 64, 4096, CDNN_DATA_TYPE_F32, 1}};
     for (size_t size = 1024; size <= max; size *= 4) {
-        uint8_t *payload = xmalloc(size);
-        uint8_t *copy = xmalloc(size);
+        uint8_t *payload = xcalloc(1, size);
+        uint8_t *copy = xcalloc(1, size);
         fill(payload, size);
         plan_record_t rec = {
             .engine_id = cdnn_engine_id_from_name("kernels:bench"),
