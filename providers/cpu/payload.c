@@ -54,16 +54,9 @@ cdnn_status_t cpu_payload_encode(const char *engine, const cdnn_knob_value_t *kn
     fb_add_ref(&b, PAYLOAD_ENGINE, engine_ref);
     fb_add_ref(&b, PAYLOAD_KNOBS, knob_vec);
     fb_add_ref(&b, PAYLOAD_GRAPH, graph_ref);
-    const uint8_t *data;
-    size_t n;
     cdnn_status_t st = CDNN_STATUS_SUCCESS;
-    if (fb_finish(&b, fb_table_end(&b), CPU_PAYLOAD_IDENTIFIER, &data, &n) != 0 ||
-        !(*bytes = malloc(n)))
+    if (fb_finish_copy(&b, fb_table_end(&b), CPU_PAYLOAD_IDENTIFIER, bytes, size) != 0)
         st = cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory saving a plan");
-    else {
-        memcpy(*bytes, data, n);
-        *size = n;
-    }
     fb_builder_free(&b);
     free(knob_refs);
     return st;

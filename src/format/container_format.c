@@ -49,15 +49,8 @@ cdnn_status_t container_encode(const uint8_t *graph, size_t graph_size,
     fb_add_ref(&b, CONTAINER_GRAPH, graph_ref);
     fb_add_ref(&b, CONTAINER_PLAN, plan_ref);
     fb_add_ref(&b, CONTAINER_GRAPH_SHA256, digest_ref);
-    const uint8_t *data;
-    size_t n;
-    if (fb_finish(&b, fb_table_end(&b), CONTAINER_IDENTIFIER, &data, &n) != 0 ||
-        !(*bytes = malloc(n)))
+    if (fb_finish_copy(&b, fb_table_end(&b), CONTAINER_IDENTIFIER, bytes, size) != 0)
         st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory encoding a container");
-    else {
-        memcpy(*bytes, data, n);
-        *size = n;
-    }
     fb_builder_free(&b);
     return st;
 }

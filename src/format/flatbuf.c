@@ -485,6 +485,19 @@ int fb_finish(fb_builder_t *b, fb_ref_t root, const char *identifier,
     return 0;
 }
 
+int fb_finish_copy(fb_builder_t *b, fb_ref_t root, const char *identifier,
+                   uint8_t **bytes, size_t *size)
+{
+    const uint8_t *data;
+    size_t n;
+    *bytes = NULL;
+    if (fb_finish(b, root, identifier, &data, &n) != 0 || !(*bytes = malloc(n)))
+        return -1;
+    memcpy(*bytes, data, n);
+    *size = n;
+    return 0;
+}
+
 /* ---- verifying ---------------------------------------------------------- */
 
 /* The path ("Graph.tensors[3].name") is kept as a stack of frames and

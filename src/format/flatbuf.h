@@ -92,6 +92,14 @@ fb_ref_t fb_table_end(fb_builder_t *b);
 int fb_finish(fb_builder_t *b, fb_ref_t root, const char *identifier,
               const uint8_t **data, size_t *size);
 
+/**
+ * fb_finish, then hand the bytes over: *bytes is a malloc'd copy (free it)
+ * that outlives the builder.  Returns -1, setting *bytes NULL, if any
+ * earlier call failed or the copy cannot be allocated.
+ */
+int fb_finish_copy(fb_builder_t *b, fb_ref_t root, const char *identifier,
+                   uint8_t **bytes, size_t *size);
+
 /* ---- schema descriptors (for the verifier) ------------------------------ */
 
 typedef enum fb_kind {

@@ -309,21 +309,14 @@ cdnn_status_t graph_format_encode(const cdnn_graph_t *g, uint8_t **bytes,
     fb_ref_t *refs = malloc((size_t)(most ? most : 1) * sizeof *refs);
     fb_builder_t b;
     fb_builder_init(&b);
-    const uint8_t *data = NULL;
-    size_t n = 0;
-    int failed = !refs || fb_finish(&b, refs ? encode_graph(&b, g, refs) : 0,
-                                    GRAPH_IDENTIFIER, &data, &n) != 0;
-    uint8_t *copy = failed ? NULL : malloc(n);
-    if (copy)
-        memcpy(copy, data, n);
+    int failed = !refs || fb_finish_copy(&b, encode_graph(&b, g, refs),
+                                         GRAPH_IDENTIFIER, bytes, size) != 0;
     fb_builder_free(&b);
     free(refs);
-    if (!copy)
+    if (failed)
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED,
                          "saving a graph: out of memory encoding %d tensors and "
                          "%d nodes", g->tensor_count, g->node_count);
-    *bytes = copy;
-    *size = n;
     return CDNN_STATUS_SUCCESS;
 }
 

@@ -890,18 +890,11 @@ static cdnn_status_t to_bytes(const json_t *root, uint8_t **bytes,
     fb_builder_init(&b);
     jctx_t c = {&b, "", 0, CDNN_STATUS_SUCCESS};
     fb_ref_t ref = j_table(&c, root, &graph_table);
-    const uint8_t *data = NULL;
-    size_t n = 0;
     *bytes = NULL;
     if (c.st == CDNN_STATUS_SUCCESS &&
-        (fb_finish(&b, ref, GRAPH_IDENTIFIER, &data, &n) != 0 ||
-         !(*bytes = malloc(n))))
+        fb_finish_copy(&b, ref, GRAPH_IDENTIFIER, bytes, size) != 0)
         c.st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED,
                          "out of memory reading graph JSON");
-    if (*bytes) {
-        memcpy(*bytes, data, n);
-        *size = n;
-    }
     fb_builder_free(&b);
     return c.st;
 }

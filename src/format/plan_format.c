@@ -118,15 +118,8 @@ static fb_ref_t encode_body(fb_builder_t *b, const plan_record_t *r,
 static cdnn_status_t take_bytes(fb_builder_t *b, fb_ref_t root, const char *ident,
                                 uint8_t **bytes, size_t *size)
 {
-    const uint8_t *data;
-    size_t n;
-    if (fb_finish(b, root, ident, &data, &n) != 0)
+    if (fb_finish_copy(b, root, ident, bytes, size) != 0)
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory encoding a plan");
-    *bytes = malloc(n);
-    if (!*bytes)
-        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory encoding a plan");
-    memcpy(*bytes, data, n);
-    *size = n;
     return CDNN_STATUS_SUCCESS;
 }
 
