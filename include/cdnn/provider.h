@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define CDNN_PROVIDER_ABI_MAJOR 1
-#define CDNN_PROVIDER_ABI_MINOR 1
+#define CDNN_PROVIDER_ABI_MINOR 2
 
 /** The symbol each provider exports: const cdnn_provider_t *f(void). */
 #define CDNN_PROVIDER_ENTRY_SYMBOL "cdnn_provider_entry"
@@ -272,6 +272,21 @@ typedef struct cdnn_provider {
      * its plans. */
     cdnn_status_t (*code_trusted)(void *state, int32_t engine,
                                   const void *payload, size_t size);
+
+    /* ABI 1.2 (optional; read only when struct_size covers it). */
+
+    /** The validated graph a RESTORED context runs: the graph its payload
+     * describes, after the provider has checked every other part of the
+     * payload against it (knobs, launch values, code object).  A payload's
+     * digest proves only that its bytes are intact, not that its parts
+     * agree, so cdnn derives the plan's tensor table (every pointer's span,
+     * type, alignment and role) and its content key from this graph and
+     * refuses the plan when the plan's record says otherwise.  The context
+     * must never touch more memory than this graph implies.  The view lives
+     * as long as the context.  A provider without it cannot load plans:
+     * cdnn refuses them rather than trust an unchecked tensor table. */
+    cdnn_status_t (*context_graph)(void *context,
+                                   const cdnn_graph_view_t **graph);
 } cdnn_provider_t;
 
 typedef const cdnn_provider_t *(*cdnn_provider_entry_fn)(void);

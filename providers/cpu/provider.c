@@ -22,24 +22,28 @@ static const cpu_engine_t *const cpu_engines[] = {
 
 /* An execution context: the engine that made it, the engine's own, and
  * the payload that rebuilds it (engine, knobs, graph), made at creation so
- * that saving never fails for want of the graph. */
+ * that saving never fails for want of the graph.  A restored context also
+ * keeps the graph its payload carries (decoded by the host), which cdnn
+ * checks the plan's tensor table against. */
 typedef struct cpu_context {
     const cpu_engine_t *engine;
+    const cdnn_provider_host_t *host;
     void *inner;
     uint8_t *payload;
     size_t payload_size;
+    const cdnn_graph_view_t *restored_graph; /* NULL unless restored */
+    void *restored_token;                     /* the host's, for release */
 } cpu_context_t;
 
-/* The host's services, for the graph bytes in payloads. */
-static const cdnn_provider_host_t *cpu_host;
-
+/* The provider's state is the host's table: its services (graph bytes for
+ * payloads, logging) are all the state the provider has. */
 static cdnn_status_t cpu_init(const cdnn_provider_host_t *host, void **state)
 {
     *state = NULL;
     if (!host || host->struct_size < sizeof *host || !host->graph_encode)
         return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the cdnn loading this provider offers no graph encoding");
-    cpu_host = host;
+    *state = (void *)host;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -162,13 +166,16 @@ static void context_free(cpu_context_t *ctx)
         return;
     if (ctx->inner)
         ctx->engine->destroy(ctx->inner);
+    if (ctx->restored_token)
+        ctx->host->release_graph(ctx->restored_token);
     free(ctx->payload);
     free(ctx);
 }
 
-static cdnn_status_t host_failure(cdnn_status_t st, const char *what)
+static cdnn_status_t host_failure(const cdnn_provider_host_t *host, cdnn_status_t st,
+                                  const char *what)
 {
-    return cpu_fail(st, "%s: %s", what, cpu_host->last_error());
+    return cpu_fail(st, "%s: %s", what, host->last_error());
 }
 
 static cdnn_status_t make_payload(cpu_context_t *ctx, const cdnn_graph_view_t *graph,
@@ -176,12 +183,12 @@ static cdnn_status_t make_payload(cpu_context_t *ctx, const cdnn_graph_view_t *g
 {
     uint8_t *graph_bytes = NULL;
     size_t graph_size = 0;
-    cdnn_status_t st = cpu_host->graph_encode(graph, &graph_bytes, &graph_size);
+    cdnn_status_t st = ctx->host->graph_encode(graph, &graph_bytes, &graph_size);
     if (st != CDNN_STATUS_SUCCESS)
-        return host_failure(st, "encoding the graph for the plan payload");
+        return host_failure(ctx->host, st, "encoding the graph for the plan payload");
     st = cpu_payload_encode(ctx->engine->name, knobs, knob_count, graph_bytes,
                             graph_size, &ctx->payload, &ctx->payload_size);
-    cpu_host->release_bytes(graph_bytes);
+    ctx->host->release_bytes(graph_bytes);
     return st;
 }
 
@@ -201,6 +208,7 @@ static cdnn_status_t context_new(void *state, int32_t index,
     if (!ctx)
         return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     ctx->engine = cpu_engines[index];
+    ctx->host = state;
     cdnn_device_view_t threads = with_threads(device, knobs, knob_count);
     st = ctx->engine->create(&threads, graph, knobs, knob_count, &ctx->inner);
     if (st == CDNN_STATUS_SUCCESS && !payload)
@@ -244,22 +252,62 @@ static cdnn_status_t cpu_context_save(void *context, void *buf, size_t cap,
     return CDNN_STATUS_SUCCESS;
 }
 
+/* A payload's knobs must be ones a build could have passed to this
+ * engine: declared by it, in range, each once.  Global knobs steer the
+ * build (benchmarking, workspace limit) and never reach a payload. */
+static cdnn_status_t check_payload_knobs(void *state, int32_t index,
+                                         const cpu_payload_t *p)
+{
+    const cpu_engine_t *e = cpu_engines[index];
+    for (int32_t i = 0; i < p->knob_count; i++) {
+        const cdnn_knob_value_t *k = &p->knobs[i];
+        for (int32_t j = 0; j < i; j++)
+            if (strcmp(p->knobs[j].name, k->name) == 0)
+                return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is inconsistent: "
+                                "knob %s is given twice", k->name);
+        if (strncmp(k->name, "global.", 7) == 0)
+            return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is inconsistent: it "
+                            "holds the global knob %s, which steers builds and is "
+                            "never saved in a payload", k->name);
+        if (cpu_knob_count(state, index) == 0 || strcmp(k->name, threads_knob.name) != 0)
+            return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is inconsistent: "
+                            "engine %s has no knob %s", e->name, k->name);
+        if (k->value < threads_knob.min_value || k->value > threads_knob.max_value)
+            return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is inconsistent: "
+                            "knob %s=%lld is outside [%lld, %lld]", k->name,
+                            (long long)k->value, (long long)threads_knob.min_value,
+                            (long long)threads_knob.max_value);
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
 /* Build a context from a decoded payload's graph, as a build would, but
- * keep the payload it came from rather than making it again. */
+ * keep the payload it came from rather than making it again, and the
+ * decoded graph, which cdnn checks the plan's record against. */
 static cdnn_status_t restore_from(void *state, int32_t index,
                                   const cdnn_device_view_t *device,
                                   const cpu_payload_t *p, const void *payload,
                                   size_t size, void **context)
 {
+    const cdnn_provider_host_t *host = state;
     const cdnn_graph_view_t *view = NULL;
     void *token = NULL;
-    cdnn_status_t st = cpu_host->graph_decode(p->graph, p->graph_size, &view, &token);
+    cdnn_status_t st = check_payload_knobs(state, index, p);
     if (st != CDNN_STATUS_SUCCESS)
-        return host_failure(st, "the payload's graph does not load");
+        return st;
+    st = host->graph_decode(p->graph, p->graph_size, &view, &token);
+    if (st != CDNN_STATUS_SUCCESS)
+        return host_failure(host, st, "the payload's graph does not load");
     st = context_new(state, index, device, view, p->knobs, p->knob_count, payload, size,
                      context);
-    cpu_host->release_graph(token);
-    return st;
+    if (st != CDNN_STATUS_SUCCESS) {
+        host->release_graph(token);
+        return st;
+    }
+    cpu_context_t *ctx = *context;
+    ctx->restored_graph = view;
+    ctx->restored_token = token;
+    return CDNN_STATUS_SUCCESS;
 }
 
 static cdnn_status_t cpu_context_restore(void *state, int32_t index,
@@ -301,6 +349,16 @@ static cdnn_status_t cpu_execute(void *context, const cdnn_exec_args_t *args)
 static void cpu_context_destroy(void *context)
 {
     context_free(context);
+}
+
+static cdnn_status_t cpu_context_graph(void *context, const cdnn_graph_view_t **graph)
+{
+    const cpu_context_t *ctx = context;
+    *graph = ctx->restored_graph;
+    if (!*graph)
+        return cpu_fail(CDNN_STATUS_BAD_STATE, "the context was built, not restored; "
+                        "cdnn holds its graph");
+    return CDNN_STATUS_SUCCESS;
 }
 
 /* CPU payloads carry no code object: what runs is this provider's own
@@ -347,6 +405,7 @@ static const cdnn_provider_t cpu_provider = {
     .variant_count = cpu_variant_count,
     .variant_knob = cpu_variant_knob,
     .code_trusted = cpu_code_trusted,
+    .context_graph = cpu_context_graph,
 };
 
 __attribute__((visibility("default"))) const cdnn_provider_t *

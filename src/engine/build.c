@@ -18,6 +18,7 @@
 #include "engine/handle.h"
 #include "engine/options.h"
 #include "engine/plan.h"
+#include "engine/plan_check.h"
 #include "engine/registry.h"
 #include "engine/winner_cache.h"
 #include "graph/graph.h"
@@ -202,41 +203,6 @@ static cdnn_status_t fill_plan(cdnn_graph_t *g, const cdnn_handle_t *h,
     return st;
 }
 
-/* ---- the plan's tensors -------------------------------------------------- */
-
-/* Bytes a tensor's strides span: (largest offset + 1) elements. */
-static uint64_t span_bytes(const cdnn_tensor_view_t *t)
-{
-    uint64_t last = 0;
-    for (int32_t d = 0; d < t->rank; d++)
-        last += (uint64_t)(t->dims[d] - 1) * (uint64_t)t->strides[d];
-    return (last + 1) * cdnn_data_type_size(t->type);
-}
-
-static int is_written(const cdnn_graph_view_t *g, int32_t ti)
-{
-    for (int32_t n = 0; n < g->node_count; n++)
-        for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++)
-            if (g->nodes[n].outputs[p] == ti)
-                return 1;
-    return 0;
-}
-
-/* The tensors a built plan takes pointers for: not virtual, not scalar. */
-static cdnn_status_t list_plan_tensors(const cdnn_graph_view_t *g, plan_t *plan)
-{
-    plan->tensors = calloc((size_t)g->tensor_count + 1, sizeof *plan->tensors);
-    if (!plan->tensors)
-        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
-    for (int32_t i = 0; i < g->tensor_count; i++) {
-        const cdnn_tensor_view_t *t = &g->tensors[i];
-        if (!t->is_virtual && !t->is_scalar)
-            plan->tensors[plan->tensor_count++] = (plan_tensor_t){
-                t->uid, t->alignment, span_bytes(t), t->type, is_written(g, i)};
-    }
-    return CDNN_STATUS_SUCCESS;
-}
-
 /* ---- building ------------------------------------------------------------- */
 
 static int compare_knob_names(const void *a, const void *b)
@@ -279,7 +245,7 @@ static cdnn_status_t make_plan(cdnn_graph_t *g, const cdnn_handle_t *h,
     if (st == CDNN_STATUS_SUCCESS)
         st = graph_content_digest(g, plan->content_key);
     if (st == CDNN_STATUS_SUCCESS)
-        st = list_plan_tensors(&g->view, plan);
+        st = plan_tensors_of_graph(&g->view, &plan->tensors, &plan->tensor_count);
     if (st == CDNN_STATUS_SUCCESS)
         st = fill_plan(g, h, opts, benchmarking, plan);
     if (st != CDNN_STATUS_SUCCESS) {

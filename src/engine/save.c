@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "engine/handle.h"
 #include "engine/plan.h"
+#include "engine/plan_check.h"
 #include "engine/registry.h"
 #include "format/blob.h"
 #include "format/container_format.h"
@@ -239,12 +240,41 @@ static cdnn_status_t check_against_graph(const plan_record_t *r, cdnn_graph_t *g
     return st;
 }
 
+/* Every part of the plan against every other: the record's tensor table,
+ * content key and workspace must be what the restored context needs, so
+ * that the caller's buffers, sized from the record, bound what runs. */
+static cdnn_status_t check_restored(const engine_slot_t *e, const plan_record_t *r,
+                                    void *context)
+{
+    const cdnn_provider_t *t = e->provider->table;
+    const cdnn_graph_view_t *view = NULL;
+    size_t workspace = 0;
+    if (!PROVIDER_HAS(t, context_graph))
+        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED, "provider %s %s (ABI %u.%u) cannot "
+                         "describe the graph a loaded plan runs (context_graph, ABI "
+                         "1.2), so the plan's tensor table cannot be checked and the "
+                         "plan is refused; install a provider built for ABI 1.2 or later",
+                         t->name, t->version, t->abi_major, t->abi_minor);
+    if (t->context_graph(context, &view) != CDNN_STATUS_SUCCESS || !view)
+        return cdnn_fail(CDNN_STATUS_INTERNAL_ERROR, "engine %s restored a plan but "
+                         "cannot say which graph it runs: %s", e->name,
+                         registry_provider_error(e->provider));
+    cdnn_status_t st = plan_check_against_graph(r, view);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    if (t->workspace_size(context, &workspace) != CDNN_STATUS_SUCCESS ||
+        workspace != r->workspace_size)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the plan is inconsistent: it "
+                         "records %" PRIu64 " workspace bytes but its payload needs %zu",
+                         r->workspace_size, workspace);
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t restore_context(const engine_slot_t *e, const plan_record_t *r,
                                      const cdnn_handle_t *h, const cdnn_graph_t *g,
                                      void **context)
 {
     const cdnn_provider_t *t = e->provider->table;
-    size_t workspace = 0;
     *context = NULL;
     /* The provider's status stands: damage, a payload it cannot read, and
      * running out of memory are different failures. */
@@ -254,15 +284,11 @@ static cdnn_status_t restore_context(const engine_slot_t *e, const plan_record_t
     if (st != CDNN_STATUS_SUCCESS)
         return cdnn_fail(st, "engine %s could not load the plan's payload: %s", e->name,
                          registry_provider_error(e->provider));
-    if (t->workspace_size(*context, &workspace) != CDNN_STATUS_SUCCESS ||
-        workspace != r->workspace_size) {
+    if ((st = check_restored(e, r, *context)) != CDNN_STATUS_SUCCESS) {
         t->context_destroy(*context);
         *context = NULL;
-        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the plan records %" PRIu64 " "
-                         "workspace bytes but its payload needs %zu",
-                         r->workspace_size, workspace);
     }
-    return CDNN_STATUS_SUCCESS;
+    return st;
 }
 
 /* A plain plan around a restored context (taken over), keeping the bytes

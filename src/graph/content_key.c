@@ -136,13 +136,9 @@ static void put_graph(sha256_t *w, const cdnn_graph_view_t *g,
     }
 }
 
-cdnn_status_t graph_content_digest(cdnn_graph_t *graph, uint8_t digest[32])
+cdnn_status_t content_key_of_view(const cdnn_graph_view_t *g, uint8_t digest[32])
 {
-    cdnn_status_t st = cdnn_graph_validate(graph);
-    if (st != CDNN_STATUS_SUCCESS)
-        return st;
-    const cdnn_graph_view_t *g = &graph->view;
-    int32_t *canonical = malloc((size_t)g->tensor_count * sizeof *canonical);
+    int32_t *canonical = malloc(((size_t)g->tensor_count + 1) * sizeof *canonical);
     if (!canonical)
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory hashing the graph");
     for (int32_t i = 0; i < g->tensor_count; i++)
@@ -152,6 +148,12 @@ cdnn_status_t graph_content_digest(cdnn_graph_t *graph, uint8_t digest[32])
     put_graph(&w, g, canonical);
     free(canonical);
     return sha256_end(&w, digest);
+}
+
+cdnn_status_t graph_content_digest(cdnn_graph_t *graph, uint8_t digest[32])
+{
+    cdnn_status_t st = cdnn_graph_validate(graph);
+    return st ? st : content_key_of_view(&graph->view, digest);
 }
 
 cdnn_status_t cdnn_graph_content_key(cdnn_graph_t *graph, char key[65])

@@ -67,6 +67,10 @@ cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
 /** The content key as 32 raw bytes (validates the graph first). */
 cdnn_status_t graph_content_digest(cdnn_graph_t *g, uint8_t digest[32]);
 
+/** The content key of a validated view (a graph's, or the one a provider
+ * reports for a restored plan), as 32 raw bytes. */
+cdnn_status_t content_key_of_view(const cdnn_graph_view_t *view, uint8_t digest[32]);
+
 /** A graph declaring exactly what a validated view holds. */
 cdnn_status_t graph_from_view(const cdnn_graph_view_t *view, cdnn_graph_t **out);
 

@@ -5,14 +5,18 @@
  *
  * It serves one engine, "test:counting", for graphs of a single f32
  * IDENTITY pointwise node over packed tensors: it copies x to y.  Its
- * payload is 28 bytes: "CNT1", then the element count and the uids of x
- * and y as u64 LE.  Tests read the counters through test_counting_calls().
+ * payload: "CNT1", then the element count and the uids of x and y as u64
+ * LE (28 bytes), then the graph (graph_part.h), which restore checks the
+ * fixed fields against.  Tests read the counters through
+ * test_counting_calls().
  */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cdnn/provider.h>
+
+#include "graph_part.h"
 
 #ifndef COUNTING_VERSION
 #define COUNTING_VERSION "1.0.0"
@@ -33,12 +37,12 @@ __attribute__((visibility("default"))) void test_counting_calls(int *c, int *s, 
 typedef struct counting_context {
     uint64_t elements;
     int64_t x_uid, y_uid;
+    graph_part_t graph;
 } counting_context_t;
 
 static cdnn_status_t init(const cdnn_provider_host_t *host, void **state)
 {
-    (void)host;
-    *state = NULL;
+    *state = (void *)host;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -97,6 +101,15 @@ static cdnn_status_t applicable(void *state, int32_t engine, const cdnn_device_v
     return CDNN_STATUS_SUCCESS;
 }
 
+/* The fixed fields, from an applicable graph. */
+static void describe(const cdnn_graph_view_t *g, counting_context_t *ctx)
+{
+    const cdnn_node_view_t *n = &g->nodes[0];
+    ctx->x_uid = g->tensors[n->inputs[0]].uid;
+    ctx->y_uid = g->tensors[n->outputs[0]].uid;
+    ctx->elements = packed_elements(&g->tensors[n->inputs[0]]);
+}
+
 static cdnn_status_t context_create(void *state, int32_t engine, const cdnn_device_view_t *device,
                                     const cdnn_graph_view_t *g, const cdnn_knob_value_t *knobs,
                                     int32_t knob_count, void **context)
@@ -106,13 +119,14 @@ static cdnn_status_t context_create(void *state, int32_t engine, const cdnn_devi
     cdnn_status_t st = applicable(state, engine, device, g);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    counting_context_t *ctx = malloc(sizeof *ctx);
+    counting_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return CDNN_STATUS_ALLOC_FAILED;
-    const cdnn_node_view_t *n = &g->nodes[0];
-    ctx->x_uid = g->tensors[n->inputs[0]].uid;
-    ctx->y_uid = g->tensors[n->outputs[0]].uid;
-    ctx->elements = packed_elements(&g->tensors[n->inputs[0]]);
+    describe(g, ctx);
+    if ((st = graph_part_encode(state, g, &ctx->graph)) != CDNN_STATUS_SUCCESS) {
+        free(ctx);
+        return st;
+    }
     atomic_fetch_add(&creates, 1);
     *context = ctx;
     return CDNN_STATUS_SUCCESS;
@@ -149,7 +163,16 @@ static cdnn_status_t execute(void *context, const cdnn_exec_args_t *args)
 
 static void context_destroy(void *context)
 {
-    free(context);
+    counting_context_t *ctx = context;
+    graph_part_release(&ctx->graph);
+    free(ctx);
+}
+
+static cdnn_status_t context_graph(void *context, const cdnn_graph_view_t **graph)
+{
+    const counting_context_t *ctx = context;
+    *graph = ctx->graph.view;
+    return *graph ? CDNN_STATUS_SUCCESS : CDNN_STATUS_BAD_STATE;
 }
 
 static const char *last_error(void *state)
@@ -158,8 +181,8 @@ static const char *last_error(void *state)
     return message;
 }
 
-/* Payload: "CNT1", u64 LE elements, u64 LE x uid, u64 LE y uid. */
-#define PAYLOAD_SIZE 28
+/* Payload: "CNT1", u64 LE elements, u64 LE x uid, u64 LE y uid, graph. */
+#define PAYLOAD_HEAD 28
 
 /* Rule 4's stand-in: a provider must refuse to save when the code it would
  * embed no longer matches what it built with (for a kernel provider, a
@@ -173,10 +196,10 @@ static cdnn_status_t context_save(void *context, void *buf, size_t cap, size_t *
                   "build (test:counting); rebuild the plan";
         return CDNN_STATUS_CORRUPT_DATA;
     }
-    *size = PAYLOAD_SIZE;
+    *size = PAYLOAD_HEAD + ctx->graph.size;
     if (!buf)
         return CDNN_STATUS_SUCCESS;
-    if (cap < PAYLOAD_SIZE)
+    if (cap < *size)
         return CDNN_STATUS_SIZE_INSUFFICIENT;
     uint8_t *p = buf;
     const uint64_t fields[3] = {ctx->elements, (uint64_t)ctx->x_uid, (uint64_t)ctx->y_uid};
@@ -184,6 +207,7 @@ static cdnn_status_t context_save(void *context, void *buf, size_t cap, size_t *
     for (int f = 0; f < 3; f++)
         for (int i = 0; i < 8; i++)
             p[4 + 8 * f + i] = (uint8_t)(fields[f] >> (8 * i));
+    memcpy(p + PAYLOAD_HEAD, ctx->graph.bytes, ctx->graph.size);
     atomic_fetch_add(&saves, 1);
     return CDNN_STATUS_SUCCESS;
 }
@@ -192,12 +216,9 @@ static cdnn_status_t context_restore(void *state, int32_t engine, const cdnn_dev
                                      const cdnn_graph_view_t *graph, const void *payload,
                                      size_t size, void **context)
 {
-    (void)state;
-    (void)engine;
-    (void)device;
     (void)graph;
     const uint8_t *p = payload;
-    if (size != PAYLOAD_SIZE || memcmp(p, "CNT1", 4) != 0) {
+    if (size <= PAYLOAD_HEAD || memcmp(p, "CNT1", 4) != 0) {
         message = "test:counting payload is not CNT1";
         return CDNN_STATUS_CORRUPT_DATA;
     }
@@ -205,12 +226,28 @@ static cdnn_status_t context_restore(void *state, int32_t engine, const cdnn_dev
     for (int f = 0; f < 3; f++)
         for (int i = 0; i < 8; i++)
             fields[f] |= (uint64_t)p[4 + 8 * f + i] << (8 * i);
-    counting_context_t *ctx = malloc(sizeof *ctx);
+    counting_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return CDNN_STATUS_ALLOC_FAILED;
-    ctx->elements = fields[0];
-    ctx->x_uid = (int64_t)fields[1];
-    ctx->y_uid = (int64_t)fields[2];
+    cdnn_status_t st = graph_part_decode(state, p + PAYLOAD_HEAD, size - PAYLOAD_HEAD,
+                                         &ctx->graph);
+    if (st != CDNN_STATUS_SUCCESS)
+        message = ((const cdnn_provider_host_t *)state)->last_error();
+    else
+        st = applicable(state, engine, device, ctx->graph.view);
+    if (st == CDNN_STATUS_SUCCESS) {
+        describe(ctx->graph.view, ctx);
+        if (ctx->elements != fields[0] || ctx->x_uid != (int64_t)fields[1] ||
+            ctx->y_uid != (int64_t)fields[2]) {
+            message = "test:counting payload is inconsistent: its fields are not "
+                      "its graph's";
+            st = CDNN_STATUS_CORRUPT_DATA;
+        }
+    }
+    if (st != CDNN_STATUS_SUCCESS) {
+        context_destroy(ctx);
+        return st;
+    }
     atomic_fetch_add(&restores, 1);
     *context = ctx;
     return CDNN_STATUS_SUCCESS;
@@ -234,6 +271,7 @@ static const cdnn_provider_t counting_provider = {
     .last_error = last_error,
     .context_save = context_save,
     .context_restore = context_restore,
+    .context_graph = context_graph,
 };
 
 __attribute__((visibility("default"))) const cdnn_provider_t *cdnn_provider_entry(void)

@@ -30,7 +30,8 @@
  * Executes are counted per candidate, under the label cdnn gives it
  * ("planted:medium" or "planted:medium [planted.cost.scale=250]"); tests
  * read them with test_planted_executes().  Payload (context_save): "PLT1",
- * then u32 LE scale and u64 LE elements, x uid, y uid: 32 bytes.
+ * then u32 LE scale and u64 LE elements, x uid, y uid (32 bytes), then the
+ * graph (graph_part.h), which restore checks the fixed fields against.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,6 +41,8 @@
 #include <time.h>
 
 #include <cdnn/provider.h>
+
+#include "graph_part.h"
 
 #define SCALE_KNOB "planted.cost.scale"
 
@@ -120,12 +123,12 @@ typedef struct planted_context {
     uint64_t elements;
     int64_t x_uid, y_uid;
     counter_t *counter;
+    graph_part_t graph;
 } planted_context_t;
 
 static cdnn_status_t init(const cdnn_provider_host_t *host, void **state)
 {
-    (void)host;
-    *state = NULL;
+    *state = (void *)host;
     served_engines = env_is_one("PLANTED_EXTRA") ? ALL_ENGINES : ALL_ENGINES - 1;
     return CDNN_STATUS_SUCCESS;
 }
@@ -241,7 +244,8 @@ static cdnn_status_t context_create(void *state, int32_t engine, const cdnn_devi
     ctx->x_uid = g->tensors[n->inputs[0]].uid;
     ctx->y_uid = g->tensors[n->outputs[0]].uid;
     ctx->elements = packed_elements(&g->tensors[n->inputs[0]]);
-    if ((st = finish_context(ctx)) != CDNN_STATUS_SUCCESS) {
+    if ((st = finish_context(ctx)) != CDNN_STATUS_SUCCESS ||
+        (st = graph_part_encode(state, g, &ctx->graph)) != CDNN_STATUS_SUCCESS) {
         free(ctx);
         return st;
     }
@@ -288,7 +292,16 @@ static cdnn_status_t execute(void *context, const cdnn_exec_args_t *args)
 
 static void context_destroy(void *context)
 {
-    free(context);
+    planted_context_t *ctx = context;
+    graph_part_release(&ctx->graph);
+    free(ctx);
+}
+
+static cdnn_status_t context_graph(void *context, const cdnn_graph_view_t **graph)
+{
+    const planted_context_t *ctx = context;
+    *graph = ctx->graph.view;
+    return *graph ? CDNN_STATUS_SUCCESS : CDNN_STATUS_BAD_STATE;
 }
 
 static const char *last_error(void *state)
@@ -348,7 +361,7 @@ static cdnn_status_t variant_knob(void *state, int32_t engine, const cdnn_device
 
 /* ---- saving ------------------------------------------------------------ */
 
-#define PAYLOAD_SIZE 32
+#define PAYLOAD_HEAD 32
 
 static void put_le(uint8_t *p, uint64_t v, int bytes)
 {
@@ -367,10 +380,10 @@ static uint64_t get_le(const uint8_t *p, int bytes)
 static cdnn_status_t context_save(void *context, void *buf, size_t cap, size_t *size)
 {
     const planted_context_t *ctx = context;
-    *size = PAYLOAD_SIZE;
+    *size = PAYLOAD_HEAD + ctx->graph.size;
     if (!buf)
         return CDNN_STATUS_SUCCESS;
-    if (cap < PAYLOAD_SIZE)
+    if (cap < *size)
         return CDNN_STATUS_SIZE_INSUFFICIENT;
     uint8_t *p = buf;
     memcpy(p, "PLT1", 4);
@@ -379,6 +392,25 @@ static cdnn_status_t context_save(void *context, void *buf, size_t cap, size_t *
     put_le(p + 8, ctx->elements, 8);
     put_le(p + 16, (uint64_t)ctx->x_uid, 8);
     put_le(p + 24, (uint64_t)ctx->y_uid, 8);
+    memcpy(p + PAYLOAD_HEAD, ctx->graph.bytes, ctx->graph.size);
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* A restored context's fixed fields must be its graph's. */
+static cdnn_status_t check_against_graph(void *state, const cdnn_device_view_t *device,
+                                         const planted_context_t *ctx)
+{
+    const cdnn_graph_view_t *g = ctx->graph.view;
+    cdnn_status_t st = applicable(state, ctx->engine, device, g);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    const cdnn_node_view_t *n = &g->nodes[0];
+    if (ctx->x_uid != g->tensors[n->inputs[0]].uid ||
+        ctx->y_uid != g->tensors[n->outputs[0]].uid ||
+        ctx->elements != packed_elements(&g->tensors[n->inputs[0]])) {
+        message = "planted: the payload is inconsistent: its fields are not its graph's";
+        return CDNN_STATUS_CORRUPT_DATA;
+    }
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -386,12 +418,10 @@ static cdnn_status_t context_restore(void *state, int32_t engine, const cdnn_dev
                                      const cdnn_graph_view_t *graph, const void *payload,
                                      size_t size, void **context)
 {
-    (void)state;
-    (void)device;
     (void)graph;
     const uint8_t *p = payload;
-    uint32_t scale = size == PAYLOAD_SIZE ? (uint32_t)get_le(p + 4, 4) : 0;
-    if (size != PAYLOAD_SIZE || memcmp(p, "PLT1", 4) != 0 || engine < 0 ||
+    uint32_t scale = size > PAYLOAD_HEAD ? (uint32_t)get_le(p + 4, 4) : 0;
+    if (size <= PAYLOAD_HEAD || memcmp(p, "PLT1", 4) != 0 || engine < 0 ||
         engine >= served_engines || (scale & 0x7fffffffu) < scale_knob.min_value ||
         (scale & 0x7fffffffu) > scale_knob.max_value) {
         message = "planted: the payload is not PLT1";
@@ -402,10 +432,16 @@ static cdnn_status_t context_restore(void *state, int32_t engine, const cdnn_dev
         return CDNN_STATUS_ALLOC_FAILED;
     *ctx = (planted_context_t){engine, scale & 0x7fffffffu, (scale >> 31) != 0, 0,
                                get_le(p + 8, 8), (int64_t)get_le(p + 16, 8),
-                               (int64_t)get_le(p + 24, 8), NULL};
+                               (int64_t)get_le(p + 24, 8), NULL, {0}};
     cdnn_status_t st = finish_context(ctx);
+    if (st == CDNN_STATUS_SUCCESS &&
+        (st = graph_part_decode(state, p + PAYLOAD_HEAD, size - PAYLOAD_HEAD,
+                                &ctx->graph)) != CDNN_STATUS_SUCCESS)
+        message = ((const cdnn_provider_host_t *)state)->last_error();
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_against_graph(state, device, ctx);
     if (st != CDNN_STATUS_SUCCESS) {
-        free(ctx);
+        context_destroy(ctx);
         return st;
     }
     *context = ctx;
@@ -434,6 +470,7 @@ static const cdnn_provider_t planted_provider = {
     .knob_info = knob_info,
     .variant_count = variant_count,
     .variant_knob = variant_knob,
+    .context_graph = context_graph,
 };
 
 __attribute__((visibility("default"))) const cdnn_provider_t *cdnn_provider_entry(void)
