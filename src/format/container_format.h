@@ -11,7 +11,7 @@
 #include <cdnn/cdnn.h>
 
 #define CONTAINER_FORMAT_MAJOR 1
-#define CONTAINER_FORMAT_MINOR 0
+#define CONTAINER_FORMAT_MINOR 1
 
 /** Encode a container (plan may be NULL); *bytes is malloc'd. */
 cdnn_status_t container_encode(const uint8_t *graph, size_t graph_size,

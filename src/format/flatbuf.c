@@ -857,7 +857,7 @@ static int verify_field(vctx_t *c, const vtab_t *t, int id,
 {
     unsigned n = field_bytes(&d->fields[id]);
     uint32_t voff = vfield(c, t, id);
-    if (!voff)
+    if (!voff || d->fields[id].kind == FB_SKIP)
         return 0;
     if (n != 1 && n != 2 && n != 4 && n != 8)
         return vfail(c, t->pos, "schema descriptor: scalar of %u bytes", n);

@@ -113,6 +113,9 @@ typedef enum fb_kind {
     FB_UNION,         /* union value; union_types[type - 1]; its type field
                        * is the field just before it (as flatc numbers them) */
     FB_NESTED,        /* [ubyte] holding a buffer that must verify as desc */
+    FB_SKIP,          /* not examined: for a descriptor that checks only
+                       * some fields first (e.g. an artifact's version and
+                       * digest); never read a skipped field through it */
 } fb_kind_t;
 
 typedef struct fb_table_desc fb_table_desc_t;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/sha256.h"
 #include "format/blob.h"
 #include "graph/graph.h"
 
@@ -71,7 +72,10 @@ static const fb_field_desc_t node_fields[GF_NODE_FIELDS] = {
     {FB_UNION, 0, 0, NULL, attr_descs, GF_ATTR_COUNT - 1, "attr"}};
 static const fb_table_desc_t node_desc = {"Node", GF_NODE_FIELDS, node_fields};
 
-static const fb_field_desc_t graph_fields[GF_GRAPH_FIELDS] = {
+#define SHA256_FIELD {FB_VECTOR, 1, 1, NULL, NULL, 0, "sha256"}
+#define SKIP {FB_SKIP, 0, 0, NULL, NULL, 0, NULL}
+
+static const fb_field_desc_t graph_fields[GF_GRAPH_SHA256 + 1] = {
     SCALAR(2, "format_major"),
     SCALAR(2, "format_minor"),
     STRING("name"),
@@ -79,14 +83,22 @@ static const fb_field_desc_t graph_fields[GF_GRAPH_FIELDS] = {
     SCALAR(1, "intermediate_type"),
     SCALAR(1, "compute_type"),
     {FB_VECTOR_TABLE, 0, 0, &tensor_desc, NULL, 0, "tensors"},
-    {FB_VECTOR_TABLE, 0, 0, &node_desc, NULL, 0, "nodes"}};
-const fb_table_desc_t graph_format_desc = {"Graph", GF_GRAPH_FIELDS,
+    {FB_VECTOR_TABLE, 0, 0, &node_desc, NULL, 0, "nodes"},
+    SHA256_FIELD};
+const fb_table_desc_t graph_format_desc = {"Graph", GF_GRAPH_SHA256 + 1,
                                            graph_fields};
 
-/* Only the version fields: checked before the rest, so that bytes of a
- * newer major are refused for their version, not for a layout this build
- * does not know. */
-static const fb_table_desc_t version_desc = {"Graph", 2, graph_fields};
+/* What is read before the digest has proven the bytes intact: the digest
+ * itself, and the version's place; every other field waits.  The version
+ * and digest keep their ids in every major, so that a newer major is told
+ * apart from damage without trusting a byte of it. */
+static const fb_field_desc_t seal_fields[GF_GRAPH_SHA256 + 1] = {
+    SCALAR(2, "format_major"), SCALAR(2, "format_minor"),
+    SKIP, SKIP, SKIP, SKIP, SKIP, SKIP, SHA256_FIELD};
+static const fb_table_desc_t seal_desc = {"Graph", GF_GRAPH_SHA256 + 1, seal_fields};
+
+#undef SHA256_FIELD
+#undef SKIP
 
 #undef SCALAR
 #undef VEC_I64
@@ -265,9 +277,13 @@ static fb_ref_t encode_node(fb_builder_t *b, const graph_node_t *n)
     return fb_table_end(b);
 }
 
+static const uint8_t zero_digest[32];
+
 static fb_ref_t encode_graph(fb_builder_t *b, const cdnn_graph_t *g,
                              fb_ref_t *refs)
 {
+    /* made first so that it lies at the end of the buffer; seal() fills it */
+    fb_ref_t digest = fb_bytes(b, zero_digest, sizeof zero_digest);
     fb_ref_t name = g->name ? fb_string(b, g->name) : 0;
     for (int32_t i = 0; i < g->tensor_count; i++)
         refs[i] = encode_tensor(b, &g->tensors[i]);
@@ -277,7 +293,7 @@ static fb_ref_t encode_graph(fb_builder_t *b, const cdnn_graph_t *g,
         refs[i] = encode_node(b, &g->nodes[i]);
     fb_ref_t nodes =
         g->node_count ? fb_vector_refs(b, refs, (size_t)g->node_count) : 0;
-    fb_table_start(b, GF_GRAPH_FIELDS);
+    fb_table_start(b, GF_GRAPH_SHA256 + 1);
     fb_add_u16(b, GF_GRAPH_MAJOR, GRAPH_FORMAT_MAJOR, 0);
     fb_add_u16(b, GF_GRAPH_MINOR, GRAPH_FORMAT_MINOR, 0);
     fb_add_ref(b, GF_GRAPH_NAME, name);
@@ -288,7 +304,39 @@ static fb_ref_t encode_graph(fb_builder_t *b, const cdnn_graph_t *g,
               CDNN_DATA_TYPE_F32);
     fb_add_ref(b, GF_GRAPH_TENSORS, tensors);
     fb_add_ref(b, GF_GRAPH_NODES, nodes);
+    fb_add_ref(b, GF_GRAPH_SHA256, digest);
     return fb_table_end(b);
+}
+
+/* SHA-256 of the whole buffer with the digest's own bytes zeroed. */
+static cdnn_status_t graph_digest(const uint8_t *bytes, size_t size,
+                                  const uint8_t *digest_at, uint8_t out[32])
+{
+    size_t at = (size_t)(digest_at - bytes);
+    sha256_t h;
+    sha256_begin(&h);
+    sha256_update(&h, bytes, at);
+    sha256_update(&h, zero_digest, sizeof zero_digest);
+    sha256_update(&h, bytes + at + 32, size - at - 32);
+    return sha256_end(&h, out);
+}
+
+cdnn_status_t graph_format_seal(uint8_t *bytes, size_t size)
+{
+    char why[256];
+    if (fb_verify(bytes, size, GRAPH_IDENTIFIER, &seal_desc, why, sizeof why) != 0)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM, "sealing a graph: %s", why);
+    fb_table_t root = fb_root(bytes, size);
+    uint32_t n = 0;
+    const uint8_t *at = fb_get_vector(&root, GF_GRAPH_SHA256, &n);
+    if (!at || n != 32)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM, "sealing a graph: it has no 32-byte "
+                         "sha256 field to fill");
+    uint8_t digest[32];
+    cdnn_status_t st = graph_digest(bytes, size, at, digest);
+    if (st == CDNN_STATUS_SUCCESS)
+        memcpy(bytes + (at - bytes), digest, sizeof digest);
+    return st;
 }
 
 cdnn_status_t graph_format_encode(const cdnn_graph_t *g, uint8_t **bytes,
@@ -317,13 +365,20 @@ cdnn_status_t graph_format_encode(const cdnn_graph_t *g, uint8_t **bytes,
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED,
                          "saving a graph: out of memory encoding %d tensors and "
                          "%d nodes", g->tensor_count, g->node_count);
-    return CDNN_STATUS_SUCCESS;
+    cdnn_status_t st = graph_format_seal(*bytes, *size);
+    if (st != CDNN_STATUS_SUCCESS) {
+        free(*bytes);
+        *bytes = NULL;
+        *size = 0;
+    }
+    return st;
 }
 
 /* ---- decoding ------------------------------------------------------------- */
 
 typedef struct decoder {
     const char *source; /* starts every message */
+    int sealed;         /* binary bytes, which carry a digest from 1.1 on */
     uint16_t major, minor;
     cdnn_graph_t *g;
 } decoder_t;
@@ -766,17 +821,48 @@ static cdnn_status_t decode_graph(const decoder_t *d, const fb_table_t *root)
     return st;
 }
 
+/* Before any field is interpreted: a digest present must match, and from
+ * format 1.1 on binary graphs must carry one.  (Graphs saved as 1.0 have
+ * none and still load; their bytes are then only as good as validation.) */
+static cdnn_status_t check_digest(const decoder_t *d, const uint8_t *bytes,
+                                  size_t size)
+{
+    fb_table_t root = fb_root(bytes, size);
+    uint32_t n = 0;
+    const uint8_t *stored = fb_get_vector(&root, GF_GRAPH_SHA256, &n);
+    uint8_t digest[32];
+    if (!stored)
+        return CDNN_STATUS_SUCCESS;
+    if (n != 32)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "%s: the graph is damaged: its "
+                         "SHA-256 holds %u bytes, not 32", d->source, n);
+    cdnn_status_t st = graph_digest(bytes, size, stored, digest);
+    if (st == CDNN_STATUS_SUCCESS && memcmp(digest, stored, sizeof digest) != 0)
+        st = cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "%s: the graph is damaged: its "
+                       "SHA-256 does not match its contents (the bytes were altered "
+                       "or truncated after saving)", d->source);
+    return st;
+}
+
 static cdnn_status_t check_version(decoder_t *d, const uint8_t *bytes,
                                    size_t size)
 {
     char why[256];
-    if (fb_verify(bytes, size, GRAPH_IDENTIFIER, &version_desc, why,
+    if (fb_verify(bytes, size, GRAPH_IDENTIFIER, &seal_desc, why,
                   sizeof why) != 0)
         return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
                          "%s: the graph bytes are damaged: %s", d->source, why);
+    cdnn_status_t st = d->sealed ? check_digest(d, bytes, size) : CDNN_STATUS_SUCCESS;
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
     fb_table_t root = fb_root(bytes, size);
     d->major = fb_get_u16(&root, GF_GRAPH_MAJOR, 0);
     d->minor = fb_get_u16(&root, GF_GRAPH_MINOR, 0);
+    if (d->sealed && d->minor >= 1 && !fb_has(&root, GF_GRAPH_SHA256))
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s: the graph is damaged: it says graph format %u.%u, "
+                         "which always carries a SHA-256, and has none",
+                         d->source, d->major, d->minor);
     if (d->major > GRAPH_FORMAT_MAJOR)
         return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED,
                          "%s: graph format %u.%u is newer than this cdnn reads "
@@ -790,13 +876,13 @@ static cdnn_status_t check_version(decoder_t *d, const uint8_t *bytes,
     return CDNN_STATUS_SUCCESS;
 }
 
-cdnn_status_t graph_format_decode_from(const uint8_t *bytes, size_t size,
-                                       const char *source, cdnn_graph_t **out)
+static cdnn_status_t decode(const uint8_t *bytes, size_t size, const char *source,
+                            int sealed, cdnn_graph_t **out)
 {
     CDNN_CHECK_ARG(out);
     CDNN_CHECK_ARG(source);
     *out = NULL;
-    decoder_t d = {source, 0, 0, NULL};
+    decoder_t d = {source, sealed, 0, 0, NULL};
     cdnn_status_t st = blob_expect(bytes, size, BLOB_GRAPH, source);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_version(&d, bytes, size);
@@ -827,8 +913,14 @@ cdnn_status_t graph_format_decode_from(const uint8_t *bytes, size_t size,
     return CDNN_STATUS_SUCCESS;
 }
 
+cdnn_status_t graph_format_decode_from(const uint8_t *bytes, size_t size,
+                                       const char *source, cdnn_graph_t **out)
+{
+    return decode(bytes, size, source, 0, out);
+}
+
 cdnn_status_t graph_format_decode(const uint8_t *bytes, size_t size,
                                   cdnn_graph_t **out)
 {
-    return graph_format_decode_from(bytes, size, "loading a graph", out);
+    return decode(bytes, size, "loading a graph", 1, out);
 }

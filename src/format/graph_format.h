@@ -20,7 +20,7 @@
 /* The format this build writes.  It reads major 1 of any minor: a newer
  * minor only adds fields, which are ignored. */
 #define GRAPH_FORMAT_MAJOR 1
-#define GRAPH_FORMAT_MINOR 0
+#define GRAPH_FORMAT_MINOR 1
 
 /* Most tensors, and most nodes, a saved graph may hold.  The builder finds
  * tensors by a linear search, so loading n tensors costs n^2; the cap keeps
@@ -43,6 +43,10 @@ _Static_assert(CDNN_MAX_TENSORS == CDNN_MAX_NODES,
 enum { GF_GRAPH_MAJOR, GF_GRAPH_MINOR, GF_GRAPH_NAME, GF_GRAPH_IO_TYPE,
        GF_GRAPH_INTERMEDIATE_TYPE, GF_GRAPH_COMPUTE_TYPE, GF_GRAPH_TENSORS,
        GF_GRAPH_NODES, GF_GRAPH_FIELDS };
+/* Graph format 1.1 adds field 8, the binary form's SHA-256 (of the whole
+ * buffer with these 32 bytes zeroed).  The JSON form does not carry it, so
+ * it stays out of GF_GRAPH_FIELDS, which both forms share. */
+#define GF_GRAPH_SHA256 GF_GRAPH_FIELDS
 enum { GF_TENSOR_UID, GF_TENSOR_NAME, GF_TENSOR_DATA_TYPE, GF_TENSOR_DIMS,
        GF_TENSOR_STRIDES, GF_TENSOR_VIRTUAL, GF_TENSOR_ALIGNMENT,
        GF_TENSOR_SCALAR, GF_TENSOR_SCALAR_VALUE, GF_TENSOR_FIELDS };
@@ -76,8 +80,17 @@ cdnn_status_t graph_format_encode(const cdnn_graph_t *g, uint8_t **bytes,
                                   size_t *size);
 
 /**
- * Decode graph bytes into a new, unvalidated graph: identifier, structure,
- * version, then every tensor and node through the builder.  A plan or a
+ * Fill in the SHA-256 of graph bytes whose sha256 field (32 bytes, any
+ * content) is present: the digest of the whole buffer with those bytes
+ * zeroed.  The encoder's last step; also how tests write sealed bytes of
+ * their own.
+ */
+cdnn_status_t graph_format_seal(uint8_t *bytes, size_t size);
+
+/**
+ * Decode graph bytes into a new, unvalidated graph: identifier, the
+ * digest (format 1.1 on), version, structure, then every tensor and node
+ * through the builder.  A plan or a
  * container fails with BAD_PARAM naming both kinds; damaged bytes fail with
  * CORRUPT_DATA, a newer major with NOT_SUPPORTED.
  */
@@ -86,7 +99,8 @@ cdnn_status_t graph_format_decode(const uint8_t *bytes, size_t size,
 
 /**
  * As graph_format_decode, for bytes made from another form (the JSON
- * reader): `source` starts every message ("graph JSON").
+ * reader), which carry no digest: `source` starts every message ("graph
+ * JSON").
  */
 cdnn_status_t graph_format_decode_from(const uint8_t *bytes, size_t size,
                                        const char *source, cdnn_graph_t **out);

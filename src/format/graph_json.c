@@ -834,7 +834,10 @@ static int j_known_keys(jctx_t *c, const json_t *obj, const jtable_t *jt)
     const char *key;
     json_t *val;
     json_object_foreach((json_t *)obj, key, val) {
-        int found = 0;
+        /* The binary form's digest, which flatc prints when it converts a
+         * binary graph: the JSON form carries none, so it is ignored (the
+         * bytes this JSON becomes are sealed anew when saved). */
+        int found = jt == &graph_table && strcmp(key, "sha256") == 0;
         for (int id = 0; id < jt->count && !found; id++)
             found = strcmp(key, jt->fields[id].name) == 0;
         if (!found) {
@@ -899,6 +902,30 @@ static cdnn_status_t to_bytes(const json_t *root, uint8_t **bytes,
     return c.st;
 }
 
+/* Bytes that cannot be JSON text, said as what they are: jansson would
+ * only say "'[' or '{' expected".  A binary cdnn artifact (its identifier
+ * at bytes 4..7) is the likeliest mix-up, so its loader is named. */
+static cdnn_status_t check_text(const char *text, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)text;
+    blob_kind_t kind = blob_kind(p, n);
+    if (kind != BLOB_UNKNOWN)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         SOURCE ": the bytes are %s in binary form (file "
+                         "identifier \"%.4s\"), not JSON text; load them with %s",
+                         blob_kind_phrase(kind), text + 4,
+                         kind == BLOB_PLAN ? "cdnn_plan_load" : "cdnn_graph_load");
+    /* JSON text holds no control characters but white space, not even
+     * inside strings (they are escaped there). */
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r')
+            return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                             SOURCE ": the input is not JSON text (byte %zu is "
+                             "0x%02x, a control character); give the graph's JSON "
+                             "form, as cdnn_graph_to_json writes it", i, p[i]);
+    return CDNN_STATUS_SUCCESS;
+}
+
 cdnn_status_t graph_json_decode(const char *text, size_t n, cdnn_graph_t **out)
 {
     CDNN_CHECK_ARG(out);
@@ -908,8 +935,16 @@ cdnn_status_t graph_json_decode(const char *text, size_t n, cdnn_graph_t **out)
         return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED,
                          SOURCE ": %zu bytes of text; at most %zu are read",
                          n, GRAPH_JSON_MAX_BYTES);
-    json_t *root;
-    cdnn_status_t st = parse_text(text, n, &root);
+    /* Some editors start UTF-8 text with a byte order mark; RFC 8259 lets
+     * a reader ignore it, jansson does not, so it is skipped here. */
+    if (n >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+        text += 3;
+        n -= 3;
+    }
+    json_t *root = NULL;
+    cdnn_status_t st = check_text(text, n);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = parse_text(text, n, &root);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     uint8_t *bytes = NULL;

@@ -2,9 +2,13 @@
  * plan_format.c -- encoding and decoding the plan artifact.
  *
  * The decoder refuses in a fixed order, each step with its own message:
- * identifier (is it a plan at all), envelope structure, format version
- * (can this build read it), digest (is it intact), body structure, field
- * validity.  Damage and "valid but too new" are told apart.
+ * identifier (is it a plan at all), envelope structure, digest (is it
+ * intact), format version (can this build read it), canonical envelope,
+ * body structure, field validity.  No field is interpreted before the
+ * digest has proven the bytes intact -- the version included, which the
+ * digest covers -- so a flipped byte reads as damage, never as "too new".
+ * The envelope's four fields keep their ids and meaning in every format
+ * major, which is what lets the digest be checked first.
  */
 #include "format/plan_format.h"
 
@@ -167,7 +171,7 @@ cdnn_status_t plan_format_encode(const plan_record_t *r, uint8_t **bytes, size_t
 
 /* ---- decoding ----------------------------------------------------------- */
 
-static cdnn_status_t check_envelope(const uint8_t *bytes, size_t size, fb_table_t *plan)
+static cdnn_status_t check_structure(const uint8_t *bytes, size_t size, fb_table_t *plan)
 {
     char why[512];
     cdnn_status_t st = blob_expect(bytes, size, BLOB_PLAN, "loading a plan");
@@ -176,6 +180,12 @@ static cdnn_status_t check_envelope(const uint8_t *bytes, size_t size, fb_table_
     if (fb_verify(bytes, size, PLAN_IDENTIFIER, &plan_desc, why, sizeof why) != 0)
         return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the plan is damaged: %s", why);
     *plan = fb_root(bytes, size);
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Only after the digest: the bytes are intact, so the version is real. */
+static cdnn_status_t check_version(const fb_table_t *plan)
+{
     uint16_t major = fb_get_u16(plan, PLAN_MAJOR, 0);
     uint16_t minor = fb_get_u16(plan, PLAN_MINOR, 0);
     if (major != PLAN_FORMAT_MAJOR || minor > PLAN_FORMAT_MINOR)
@@ -297,9 +307,11 @@ cdnn_status_t plan_format_decode(const uint8_t *bytes, size_t size, plan_record_
     fb_table_t plan;
     const uint8_t *body;
     uint32_t body_size;
-    cdnn_status_t st = check_envelope(bytes, size, &plan);
+    cdnn_status_t st = check_structure(bytes, size, &plan);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_digest(&plan, &body, &body_size);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_version(&plan);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_canonical(bytes, size, &plan, body, body_size);
     if (st == CDNN_STATUS_SUCCESS) {

@@ -46,8 +46,9 @@ cdnn_status_t plan_format_encode(const plan_record_t *r, uint8_t **bytes,
                                  size_t *size);
 
 /**
- * Decode plan bytes: identifier, structure, version, digest, body, in that
- * order, each refusing on its own with its own message.
+ * Decode plan bytes: identifier, structure, digest, version, canonical
+ * envelope, body, in that order, each refusing on its own with its own
+ * message.
  */
 cdnn_status_t plan_format_decode(const uint8_t *bytes, size_t size,
                                  plan_record_t *r);

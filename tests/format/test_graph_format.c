@@ -303,8 +303,23 @@ static void test_identifier_mixups(void **state)
     free(bytes);
 }
 
-/* A graph table by hand: version, one tensor of the given data type, and
- * (for "newer minor" buffers) a field this build does not know. */
+static const uint8_t zero32[32];
+
+/* Finish a handmade graph and fill in its digest (a malloc'd copy). */
+static uint8_t *finish_sealed(fb_builder_t *b, fb_ref_t root, size_t *n)
+{
+    const uint8_t *data;
+    assert_int_equal(fb_finish(b, root, "CDGR", &data, n), 0);
+    uint8_t *copy = malloc(*n);
+    assert_non_null(copy);
+    memcpy(copy, data, *n);
+    fb_builder_free(b);
+    OK(graph_format_seal(copy, *n));
+    return copy;
+}
+
+/* A graph table by hand, sealed: version, one tensor of the given data
+ * type, and (for "newer minor" buffers) a field this build does not know. */
 static uint8_t *handmade(uint16_t major, uint16_t minor, int8_t data_type,
                          int extra_field, size_t *n)
 {
@@ -322,20 +337,16 @@ static uint8_t *handmade(uint16_t major, uint16_t minor, int8_t data_type,
         fb_add_i32(&b, GF_TENSOR_FIELDS, 12345, 0);
     fb_ref_t t = fb_table_end(&b);
     fb_ref_t tensors = fb_vector_refs(&b, &t, 1);
-    fb_table_start(&b, GF_GRAPH_FIELDS + 1);
+    fb_ref_t digest = fb_bytes(&b, zero32, sizeof zero32);
+    fb_table_start(&b, GF_GRAPH_SHA256 + 2);
     fb_add_u16(&b, GF_GRAPH_MAJOR, major, 0);
     fb_add_u16(&b, GF_GRAPH_MINOR, minor, 0);
     fb_add_ref(&b, GF_GRAPH_TENSORS, tensors);
+    fb_add_ref(&b, GF_GRAPH_SHA256, digest);
     if (extra_field)
-        fb_add_i64(&b, GF_GRAPH_FIELDS, 777, 0);
+        fb_add_i64(&b, GF_GRAPH_SHA256 + 1, 777, 0);
     fb_ref_t root = fb_table_end(&b);
-    const uint8_t *data;
-    assert_int_equal(fb_finish(&b, root, "CDGR", &data, n), 0);
-    uint8_t *copy = malloc(*n);
-    assert_non_null(copy);
-    memcpy(copy, data, *n);
-    fb_builder_free(&b);
-    return copy;
+    return finish_sealed(&b, root, n);
 }
 
 static void test_versions(void **state)
@@ -382,16 +393,63 @@ static void test_newer_major_with_other_layout(void **state)
     fb_builder_t b;
     fb_builder_init(&b);
     fb_ref_t s = fb_string(&b, "tensors are a string in 9.x");
-    fb_table_start(&b, GF_GRAPH_FIELDS);
+    fb_ref_t digest = fb_bytes(&b, zero32, sizeof zero32);
+    fb_table_start(&b, GF_GRAPH_SHA256 + 1);
     fb_add_u16(&b, GF_GRAPH_MAJOR, 9, 0);
     fb_add_u16(&b, GF_GRAPH_MINOR, 2, 0);
     fb_add_ref(&b, GF_GRAPH_TENSORS, s);
-    fb_ref_t root = fb_table_end(&b);
-    const uint8_t *data;
+    fb_add_ref(&b, GF_GRAPH_SHA256, digest);
     size_t n;
-    assert_int_equal(fb_finish(&b, root, "CDGR", &data, &n), 0);
-    assert_int_equal(decode_status(data, n), CDNN_STATUS_NOT_SUPPORTED);
+    uint8_t *bytes = finish_sealed(&b, fb_table_end(&b), &n);
+    assert_int_equal(decode_status(bytes, n), CDNN_STATUS_NOT_SUPPORTED);
     expect_message("graph format 9.2 is newer", "(1.x)");
+    free(bytes);
+}
+
+/* Digest first: no field of a sealed graph, the version included, is read
+ * before its SHA-256 has proven the bytes intact. */
+static void test_digest_before_version(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *bytes = handmade(1, 1, CDNN_DATA_TYPE_F32, 0, &n);
+    cdnn_graph_t *g = NULL;
+    OK(graph_format_decode(bytes, n, &g));
+    cdnn_graph_destroy(g);
+    /* the major's low byte: a flip reads as damage, never as "too new" */
+    fb_table_t root = fb_root(bytes, n);
+    size_t major_at = root.pos + fb_read_u16(bytes + root.vtable + 4);
+    bytes[major_at] ^= 0x02;
+    assert_int_equal(decode_status(bytes, n), CDNN_STATUS_CORRUPT_DATA);
+    expect_message("the graph is damaged", "SHA-256 does not match");
+    free(bytes);
+}
+
+/* A 1.1 graph stripped of its digest (the field dropped from the vtable)
+ * is damage; a 1.0 graph, saved before graphs had digests, still loads. */
+static void test_digest_required_from_1_1(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *bytes = handmade(1, 1, CDNN_DATA_TYPE_F32, 0, &n);
+    fb_table_t root = fb_root(bytes, n);
+    uint16_t vt_size = fb_read_u16(bytes + root.vtable);
+    assert_true(vt_size >= 4 + 2 * (GF_GRAPH_SHA256 + 1));
+    memset(bytes + root.vtable + 4 + 2 * GF_GRAPH_SHA256, 0, 2);
+    assert_int_equal(decode_status(bytes, n), CDNN_STATUS_CORRUPT_DATA);
+    expect_message("graph format 1.1", "always carries a SHA-256");
+    free(bytes);
+
+    fb_builder_t b;
+    fb_builder_init(&b);
+    fb_table_start(&b, GF_GRAPH_FIELDS);
+    fb_add_u16(&b, GF_GRAPH_MAJOR, 1, 0);
+    fb_ref_t root_ref = fb_table_end(&b);
+    const uint8_t *data;
+    assert_int_equal(fb_finish(&b, root_ref, "CDGR", &data, &n), 0);
+    cdnn_graph_t *g = NULL;
+    OK(graph_format_decode(data, n, &g));
+    cdnn_graph_destroy(g);
     fb_builder_free(&b);
 }
 
@@ -458,6 +516,13 @@ static void test_byte_flips(void **state)
                 cdnn_graph_t *g = NULL;
                 cdnn_status_t st = graph_format_decode(bytes, n, &g);
                 if (st == CDNN_STATUS_SUCCESS) {
+                    /* The digest covers every byte, so a flip that loads
+                     * is one that made the digest unreachable (a shrunken
+                     * vtable): bytes that now read as a graph saved before
+                     * graphs had digests (1.0). */
+                    fb_table_t root = fb_root(bytes, n);
+                    assert_false(fb_has(&root, GF_GRAPH_SHA256));
+                    assert_int_equal(fb_get_u16(&root, GF_GRAPH_MINOR, 0), 0);
                     decoded++;
                     expect_stable(g);
                     cdnn_graph_destroy(g);
@@ -960,6 +1025,8 @@ int main(void)
         cmocka_unit_test(test_identifier_mixups),
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_newer_major_with_other_layout),
+        cmocka_unit_test(test_digest_before_version),
+        cmocka_unit_test(test_digest_required_from_1_1),
         cmocka_unit_test(test_truncations),
         cmocka_unit_test(test_byte_flips),
         cmocka_unit_test(test_json_errors),
