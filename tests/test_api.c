@@ -120,6 +120,35 @@ static cdnn_graph_t *swish_graph(void)
     return g;
 }
 
+/* CDNN_FORCE_BENCHMARKING overrides a knob, so anything but exactly 0 or 1
+ * fails the build, naming the variable, the value and what it accepts. */
+static void test_forced_benchmarking_values(void **state)
+{
+    (void)state;
+    static const char *const refused[] = {"2", "yes", " 1", "1 ", "true"};
+    cdnn_handle_t *h = NULL;
+    cdnn_graph_t *g = swish_graph();
+    OK(cdnn_handle_create(&h, "cpu"));
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        setenv("CDNN_FORCE_BENCHMARKING", refused[i], 1);
+        expect_error(cdnn_graph_build(g, h, NULL), CDNN_STATUS_BAD_PARAM,
+                     "CDNN_FORCE_BENCHMARKING=\"");
+        assert_non_null(strstr(cdnn_last_error(), refused[i]));
+        assert_non_null(strstr(cdnn_last_error(), "exactly 1"));
+        assert_non_null(strstr(cdnn_last_error(), "or 0"));
+    }
+    setenv("CDNN_FORCE_BENCHMARKING", "", 1);
+    expect_error(cdnn_graph_build(g, h, NULL), CDNN_STATUS_BAD_PARAM,
+                 "CDNN_FORCE_BENCHMARKING is set but empty");
+    assert_non_null(strstr(cdnn_last_error(), "unset CDNN_FORCE_BENCHMARKING"));
+    setenv("CDNN_FORCE_BENCHMARKING", "0", 1);
+    OK(cdnn_graph_build(g, h, NULL));
+    unsetenv("CDNN_FORCE_BENCHMARKING");
+    OK(cdnn_graph_build(g, h, NULL));
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+}
+
 static void test_workspace_limit_lists_reasons(void **state)
 {
     (void)state;
@@ -339,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_cpu_handle_takes_no_stream),
         cmocka_unit_test(test_knob_names),
         cmocka_unit_test(test_workspace_limit_lists_reasons),
+        cmocka_unit_test(test_forced_benchmarking_values),
         cmocka_unit_test(test_benchmarking_plan),
         cmocka_unit_test_setup_teardown(test_execute_runs, build_swish, free_swish),
         cmocka_unit_test_setup_teardown(test_execute_checks_pack, build_swish, free_swish),

@@ -158,8 +158,30 @@ static int find_declared_knob(const char *name, cdnn_knob_info_t *info)
     return 0;
 }
 
+/* $CDNN_FORCE_BENCHMARKING overrides the global.benchmarking knob, so a
+ * value that is neither 0 nor 1 is refused rather than ignored: a typo
+ * ("yes", " 1") would otherwise silently leave benchmarking to the knob. */
+static cdnn_status_t check_forced_benchmarking(void)
+{
+    const char *forced = getenv("CDNN_FORCE_BENCHMARKING");
+    if (!forced || strcmp(forced, "0") == 0 || strcmp(forced, "1") == 0)
+        return CDNN_STATUS_SUCCESS;
+    if (!*forced)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM, "CDNN_FORCE_BENCHMARKING is set but "
+                         "empty; set it to 1 (benchmark every build) or 0 (never), or "
+                         "unset it (unset CDNN_FORCE_BENCHMARKING) to follow the "
+                         "global.benchmarking knob");
+    return cdnn_fail(CDNN_STATUS_BAD_PARAM, "CDNN_FORCE_BENCHMARKING=\"%.64s\" is not "
+                     "an accepted value; set it to exactly 1 (benchmark every build) "
+                     "or 0 (never), or unset it to follow the global.benchmarking knob",
+                     forced);
+}
+
 cdnn_status_t options_check_engine_knobs(const cdnn_build_options_t *opts)
 {
+    cdnn_status_t st = check_forced_benchmarking();
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
     for (int32_t i = 0; opts && i < opts->knob_count; i++) {
         const cdnn_knob_value_t *k = &opts->knobs[i];
         cdnn_knob_info_t info;
@@ -168,8 +190,7 @@ cdnn_status_t options_check_engine_knobs(const cdnn_build_options_t *opts)
         if (!find_declared_knob(k->name, &info))
             return cdnn_fail(CDNN_STATUS_BAD_PARAM, "knob %s is declared by no loaded "
                              "engine; `cdnn engines --knobs` lists them", k->name);
-        cdnn_status_t st = check_range(&info, k->value);
-        if (st != CDNN_STATUS_SUCCESS)
+        if ((st = check_range(&info, k->value)) != CDNN_STATUS_SUCCESS)
             return st;
     }
     return CDNN_STATUS_SUCCESS;

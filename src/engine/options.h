@@ -20,7 +20,11 @@ int64_t options_knob(const cdnn_build_options_t *opts, const char *name,
 /** Whether to benchmark: $CDNN_FORCE_BENCHMARKING, else the knob. */
 int options_benchmarking(const cdnn_build_options_t *opts);
 
-/** Check every engine knob against what the loaded providers declare. */
+/**
+ * Check what a build reads besides the graph: $CDNN_FORCE_BENCHMARKING (0, 1
+ * or unset; it overrides the global.benchmarking knob) and every engine knob
+ * against what the loaded providers declare.
+ */
 cdnn_status_t options_check_engine_knobs(const cdnn_build_options_t *opts);
 
 #endif
