@@ -149,6 +149,22 @@ static void test_forced_benchmarking_values(void **state)
     cdnn_handle_destroy(h);
 }
 
+/* The JSON reader declares through the builder, so a NaN scalar is refused
+ * there as cdnn_graph_tensor_set_scalar refuses it, with the JSON's place. */
+static void test_json_nan_scalar_refused(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"format_major\": 1, \"tensors\": [{\"uid\": 7, \"name\": \"s\", "
+        "\"data_type\": \"F32\", \"dims\": [1], \"is_scalar\": true, "
+        "\"scalar_value\": \"nan\"}]}";
+    cdnn_graph_t *g = NULL;
+    expect_error(cdnn_graph_from_json(&g, text, sizeof text - 1), CDNN_STATUS_CORRUPT_DATA,
+                 "tensors[0] (uid 7, 's')");
+    assert_non_null(strstr(cdnn_last_error(), "value is NaN"));
+    assert_null(g);
+}
+
 static void test_workspace_limit_lists_reasons(void **state)
 {
     (void)state;
@@ -369,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_knob_names),
         cmocka_unit_test(test_workspace_limit_lists_reasons),
         cmocka_unit_test(test_forced_benchmarking_values),
+        cmocka_unit_test(test_json_nan_scalar_refused),
         cmocka_unit_test(test_benchmarking_plan),
         cmocka_unit_test_setup_teardown(test_execute_runs, build_swish, free_swish),
         cmocka_unit_test_setup_teardown(test_execute_checks_pack, build_swish, free_swish),

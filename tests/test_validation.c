@@ -3,6 +3,7 @@
  * message naming the node or tensor at fault; valid graphs get their output
  * shapes inferred; the content key sees what runs and nothing else.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,19 +150,112 @@ static void test_integer_type_rejected(void **state)
     expect_invalid(g, "tensor 'a'", "floating-point type");
 }
 
-static void test_bad_attribute(void **state)
+/* A builder call failed with BAD_PARAM and a message holding both words. */
+static void expect_refused(cdnn_status_t st, const char *word1, const char *word2)
+{
+    assert_int_equal(st, CDNN_STATUS_BAD_PARAM);
+    const char *msg = cdnn_last_error();
+    if (!strstr(msg, word1) || !strstr(msg, word2))
+        fail_msg("message \"%s\" lacks \"%s\" or \"%s\"", msg, word1, word2);
+}
+
+/* One bad convolution attribute at a time: the builder refuses it, naming
+ * the node, the attribute and its value. */
+static void test_bad_conv_attributes(void **state)
 {
     (void)state;
-    cdnn_graph_t *g = new_graph();
+    static const struct {
+        const char *field;
+        int64_t value;
+        const char *words;
+    } cases[] = {
+        {"pre_padding", -1, "pre_padding[1] is -1"},
+        {"post_padding", -3, "post_padding[1] is -3"},
+        {"stride", 0, "stride[1] is 0"},
+        {"dilation", -2, "dilation[1] is -2"},
+        {"stride", CDNN_MAX_CONV_ATTR + 1, "stride[1] is 1048577"},
+        {"groups", 0, "groups is 0"},
+        {"groups", CDNN_MAX_CONV_ATTR + 1, "groups is 1048577"},
+        {"spatial_dims", 0, "spatial_dims is 0"},
+        {"spatial_dims", 4, "spatial_dims is 4"},
+    };
     const int64_t x[] = {1, 3, 8, 8}, w[] = {4, 3, 3, 3};
-    cdnn_conv_attr_t conv;
-    cdnn_conv_attr_init(&conv, 2);
-    conv.stride[1] = 0;
+    cdnn_graph_t *g = new_graph();
     tensor(g, 1, "x", 4, x);
     tensor(g, 2, "w", 4, w);
     tensor(g, 3, "y", 0, NULL);
-    OK(cdnn_graph_conv_fwd(g, "strided", &conv, 1, 2, 3));
-    expect_invalid(g, "node 'strided' (conv_fwd)", "bad attribute");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cdnn_conv_attr_t conv;
+        cdnn_conv_attr_init(&conv, 2);
+        int64_t *spatial = strcmp(cases[i].field, "pre_padding") == 0    ? conv.pre_padding
+                           : strcmp(cases[i].field, "post_padding") == 0 ? conv.post_padding
+                           : strcmp(cases[i].field, "stride") == 0       ? conv.stride
+                           : strcmp(cases[i].field, "dilation") == 0     ? conv.dilation
+                                                                         : NULL;
+        if (spatial)
+            spatial[1] = cases[i].value;
+        else if (strcmp(cases[i].field, "groups") == 0)
+            conv.groups = cases[i].value;
+        else
+            conv.spatial_dims = (int32_t)cases[i].value;
+        expect_refused(cdnn_graph_conv_fwd(g, "conv", &conv, 1, 2, 3),
+                       "node 'conv' (conv_fwd)", cases[i].words);
+        expect_refused(cdnn_graph_conv_bwd_data(g, NULL, &conv, 3, 2, 1),
+                       "node 'node0' (conv_bwd_data)", cases[i].words);
+        expect_refused(cdnn_graph_conv_bwd_filter(g, "dw", &conv, 1, 3, 2),
+                       "node 'dw' (conv_bwd_filter)", cases[i].words);
+    }
+    expect_invalid(g, "no operations", NULL); /* nothing refused was added */
+
+    /* Only the spatial dims in use are checked: a 1-d conv ignores [1]. */
+    cdnn_conv_attr_t conv;
+    cdnn_conv_attr_init(&conv, 1);
+    conv.stride[1] = 0;
+    const int64_t x1[] = {1, 3, 8}, w1[] = {4, 3, 3};
+    g = new_graph();
+    tensor(g, 1, "x", 3, x1);
+    tensor(g, 2, "w", 3, w1);
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_conv_fwd(g, "conv1d", &conv, 1, 2, 3));
+    OK(cdnn_graph_validate(g));
+    cdnn_graph_destroy(g);
+}
+
+/* Modes outside their enums are refused by the builder, not left for
+ * validation (or a provider) to trip over. */
+static void test_bad_modes(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 2, d44);
+    tensor(g, 2, "y", 0, NULL);
+    cdnn_pointwise_attr_t pw;
+    cdnn_pointwise_attr_init(&pw, CDNN_PW_MODE_COUNT);
+    expect_refused(cdnn_graph_pointwise(g, "pw", &pw, 1, NONE, NONE, 2),
+                   "node 'pw' (pointwise)", "mode 47 is not a pointwise mode");
+    cdnn_pointwise_attr_init(&pw, (cdnn_pointwise_mode_t)-1);
+    expect_refused(cdnn_graph_pointwise(g, "pw", &pw, 1, NONE, NONE, 2),
+                   "node 'pw' (pointwise)", "mode -1");
+    expect_refused(cdnn_graph_reduction(g, "sum", CDNN_REDUCE_MODE_COUNT, 1, 2),
+                   "node 'sum' (reduction)", "mode 8 is not a reduction mode");
+    expect_refused(cdnn_graph_reduction(g, "sum", (cdnn_reduction_mode_t)-5, 1, 2),
+                   "node 'sum' (reduction)", "mode -5");
+    expect_invalid(g, "no operations", NULL); /* nothing refused was added */
+}
+
+/* A pass-by-value scalar must be a number; infinities are numbers. */
+static void test_nan_scalar_refused(void **state)
+{
+    (void)state;
+    const int64_t one[] = {1, 1};
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "s", 2, one);
+    expect_refused(cdnn_graph_tensor_set_scalar(g, 1, NAN), "tensor 's' (uid 1)",
+                   "value is NaN");
+    expect_refused(cdnn_graph_tensor_set_scalar(g, 1, -NAN), "tensor 's' (uid 1)",
+                   "value is NaN");
+    OK(cdnn_graph_tensor_set_scalar(g, 1, -INFINITY));
+    cdnn_graph_destroy(g);
 }
 
 static void test_bad_groups(void **state)
@@ -386,7 +480,9 @@ int main(void)
         cmocka_unit_test(test_declared_output_shape_mismatch),
         cmocka_unit_test(test_type_mismatch),
         cmocka_unit_test(test_integer_type_rejected),
-        cmocka_unit_test(test_bad_attribute),
+        cmocka_unit_test(test_bad_conv_attributes),
+        cmocka_unit_test(test_bad_modes),
+        cmocka_unit_test(test_nan_scalar_refused),
         cmocka_unit_test(test_bad_groups),
         cmocka_unit_test(test_missing_tensor),
         cmocka_unit_test(test_missing_required_port),

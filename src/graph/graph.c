@@ -2,11 +2,13 @@
  * graph.c -- building a graph: tensors and operations.
  *
  * The builder records what the caller declares and checks only what can be
- * checked locally (arguments, uid uniqueness).  Everything that depends on
- * the graph as a whole is validate.c's.
+ * checked locally (arguments, attributes, uid uniqueness, size limits).
+ * Everything that depends on the graph as a whole is validate.c's.
  */
 #include "graph/graph.h"
 
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +288,14 @@ cdnn_status_t cdnn_graph_tensor_set_scalar(cdnn_graph_t *graph, int64_t uid,
     cdnn_status_t st = find_declared(graph, uid, &t);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
+    /* A NaN scalar poisons every element it touches: it is an upstream
+     * bug (a 0/0 turned constant), best refused where it enters.
+     * Infinities are values (bounds for max and min). */
+    if (isnan(value))
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                         "tensor '%s' (uid %lld): the pass-by-value scalar's value is "
+                         "NaN; give a number (infinities are allowed)",
+                         t->name, (long long)uid);
     for (int32_t d = 0; d < t->rank; d++)
         if (t->dims[d] != 1)
             return cdnn_fail(CDNN_STATUS_BAD_PARAM,
@@ -304,13 +314,97 @@ cdnn_status_t cdnn_graph_tensor_set_scalar(cdnn_graph_t *graph, int64_t uid,
 
 /* ---- operations ------------------------------------------------------- */
 
+/* Attribute checks need only the attributes, so the builder makes them and
+ * refuses a bad node with BAD_PARAM before it joins the graph; loaders go
+ * through here too, so a loaded graph never holds one either. */
+
+static cdnn_status_t attr_fail(const cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* "node '<name>' (<op>): <what>", with the name add_node would give. */
+static cdnn_status_t attr_fail(const cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                               const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (name)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM, "node '%s' (%s): %s", name,
+                         cdnn_op_name(op), what);
+    return cdnn_fail(CDNN_STATUS_BAD_PARAM, "node 'node%d' (%s): %s", g->node_count,
+                     cdnn_op_name(op), what);
+}
+
+/* One per-spatial-dim attribute: every used entry in [lowest, 2^20]. */
+static cdnn_status_t check_spatial(const cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                                   const char *attr, const int64_t *v, int32_t n,
+                                   int64_t lowest)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (v[i] < lowest || v[i] > CDNN_MAX_CONV_ATTR)
+            return attr_fail(g, op, name, "%s[%d] is %lld; it must be in [%lld, 2^20] "
+                             "(bad attribute)", attr, i, (long long)v[i],
+                             (long long)lowest);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t check_conv_attr(const cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                                     const cdnn_conv_attr_t *a)
+{
+    if (a->spatial_dims < 1 || a->spatial_dims > 3)
+        return attr_fail(g, op, name, "spatial_dims is %d; it must be 1, 2 or 3 "
+                         "(bad attribute)", a->spatial_dims);
+    int32_t n = a->spatial_dims;
+    cdnn_status_t st = check_spatial(g, op, name, "pre_padding", a->pre_padding, n, 0);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_spatial(g, op, name, "post_padding", a->post_padding, n, 0);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_spatial(g, op, name, "stride", a->stride, n, 1);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_spatial(g, op, name, "dilation", a->dilation, n, 1);
+    if (st == CDNN_STATUS_SUCCESS && (a->groups < 1 || a->groups > CDNN_MAX_CONV_ATTR))
+        st = attr_fail(g, op, name, "groups is %lld; it must be in [1, 2^20] "
+                       "(bad attribute)", (long long)a->groups);
+    return st;
+}
+
+/* What the op's attributes can be checked for without the rest of the
+ * graph; the rest (values that depend on shapes, finite epsilons and
+ * clips) is validation's. */
+static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                                const cdnn_node_attr_t *a)
+{
+    switch (op) {
+    case CDNN_OP_CONV_FWD:
+    case CDNN_OP_CONV_BWD_DATA:
+    case CDNN_OP_CONV_BWD_FILTER: return check_conv_attr(g, op, name, &a->conv);
+    case CDNN_OP_POINTWISE:
+        if ((unsigned)a->pointwise.mode >= CDNN_PW_MODE_COUNT)
+            return attr_fail(g, op, name, "mode %d is not a pointwise mode (0 to %d) "
+                             "(bad attribute)", (int)a->pointwise.mode,
+                             CDNN_PW_MODE_COUNT - 1);
+        return CDNN_STATUS_SUCCESS;
+    case CDNN_OP_REDUCTION:
+        if ((unsigned)a->reduction >= CDNN_REDUCE_MODE_COUNT)
+            return attr_fail(g, op, name, "mode %d is not a reduction mode (0 to %d) "
+                             "(bad attribute)", (int)a->reduction,
+                             CDNN_REDUCE_MODE_COUNT - 1);
+        return CDNN_STATUS_SUCCESS;
+    default: return CDNN_STATUS_SUCCESS;
+    }
+}
+
 static cdnn_status_t add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
                               const int64_t *inputs, int n_in,
                               const int64_t *outputs, int n_out,
-                              graph_node_t **out)
+                              const cdnn_node_attr_t *attr)
 {
     CDNN_CHECK_ARG(g);
     cdnn_status_t st = check_editable(g);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_attr(g, op, name, attr);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     if (g->node_count >= CDNN_MAX_NODES)
@@ -329,11 +423,11 @@ static cdnn_status_t add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
     graph_invalidate(g);
     n->op = op;
     n->name = owned;
+    n->attr = *attr;
     for (int i = 0; i < CDNN_NODE_MAX_INPUTS; i++)
         n->inputs[i] = i < n_in ? inputs[i] : CDNN_UID_NONE;
     for (int i = 0; i < CDNN_NODE_MAX_OUTPUTS; i++)
         n->outputs[i] = i < n_out ? outputs[i] : CDNN_UID_NONE;
-    *out = n;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -343,11 +437,8 @@ static cdnn_status_t add_conv(cdnn_graph_t *g, cdnn_op_t op, const char *name,
 {
     CDNN_CHECK_ARG(attr);
     int64_t in[2] = {in0, in1};
-    graph_node_t *n;
-    cdnn_status_t st = add_node(g, op, name, in, 2, &out0, 1, &n);
-    if (st == CDNN_STATUS_SUCCESS)
-        n->attr.conv = *attr;
-    return st;
+    cdnn_node_attr_t a = {.conv = *attr};
+    return add_node(g, op, name, in, 2, &out0, 1, &a);
 }
 
 cdnn_status_t cdnn_graph_conv_fwd(cdnn_graph_t *graph, const char *name,
@@ -375,8 +466,8 @@ cdnn_status_t cdnn_graph_matmul(cdnn_graph_t *graph, const char *name,
                                 int64_t a, int64_t b, int64_t c)
 {
     int64_t in[2] = {a, b};
-    graph_node_t *n;
-    return add_node(graph, CDNN_OP_MATMUL, name, in, 2, &c, 1, &n);
+    const cdnn_node_attr_t none = {0};
+    return add_node(graph, CDNN_OP_MATMUL, name, in, 2, &c, 1, &none);
 }
 
 cdnn_status_t cdnn_graph_pointwise(cdnn_graph_t *graph, const char *name,
@@ -385,22 +476,16 @@ cdnn_status_t cdnn_graph_pointwise(cdnn_graph_t *graph, const char *name,
 {
     CDNN_CHECK_ARG(attr);
     int64_t in[3] = {a, b, c};
-    graph_node_t *n;
-    cdnn_status_t st = add_node(graph, CDNN_OP_POINTWISE, name, in, 3, &y, 1, &n);
-    if (st == CDNN_STATUS_SUCCESS)
-        n->attr.pointwise = *attr;
-    return st;
+    cdnn_node_attr_t pw = {.pointwise = *attr};
+    return add_node(graph, CDNN_OP_POINTWISE, name, in, 3, &y, 1, &pw);
 }
 
 cdnn_status_t cdnn_graph_reduction(cdnn_graph_t *graph, const char *name,
                                    cdnn_reduction_mode_t mode, int64_t x,
                                    int64_t y)
 {
-    graph_node_t *n;
-    cdnn_status_t st = add_node(graph, CDNN_OP_REDUCTION, name, &x, 1, &y, 1, &n);
-    if (st == CDNN_STATUS_SUCCESS)
-        n->attr.reduction = mode;
-    return st;
+    cdnn_node_attr_t a = {.reduction = mode};
+    return add_node(graph, CDNN_OP_REDUCTION, name, &x, 1, &y, 1, &a);
 }
 
 cdnn_status_t cdnn_graph_batchnorm_inference(cdnn_graph_t *graph,
@@ -410,12 +495,8 @@ cdnn_status_t cdnn_graph_batchnorm_inference(cdnn_graph_t *graph,
                                              int64_t variance, int64_t y)
 {
     int64_t in[5] = {x, scale, bias, mean, variance};
-    graph_node_t *n;
-    cdnn_status_t st =
-        add_node(graph, CDNN_OP_BATCHNORM_INFERENCE, name, in, 5, &y, 1, &n);
-    if (st == CDNN_STATUS_SUCCESS)
-        n->attr.epsilon = epsilon;
-    return st;
+    cdnn_node_attr_t a = {.epsilon = epsilon};
+    return add_node(graph, CDNN_OP_BATCHNORM_INFERENCE, name, in, 5, &y, 1, &a);
 }
 
 cdnn_status_t cdnn_graph_layernorm(cdnn_graph_t *graph, const char *name,
@@ -425,11 +506,8 @@ cdnn_status_t cdnn_graph_layernorm(cdnn_graph_t *graph, const char *name,
 {
     int64_t in[3] = {x, scale, bias};
     int64_t out[3] = {y, mean, inv_variance};
-    graph_node_t *n;
-    cdnn_status_t st = add_node(graph, CDNN_OP_LAYERNORM, name, in, 3, out, 3, &n);
-    if (st == CDNN_STATUS_SUCCESS)
-        n->attr.epsilon = epsilon;
-    return st;
+    cdnn_node_attr_t a = {.epsilon = epsilon};
+    return add_node(graph, CDNN_OP_LAYERNORM, name, in, 3, out, 3, &a);
 }
 
 cdnn_status_t cdnn_graph_rmsnorm(cdnn_graph_t *graph, const char *name,
@@ -438,11 +516,8 @@ cdnn_status_t cdnn_graph_rmsnorm(cdnn_graph_t *graph, const char *name,
 {
     int64_t in[3] = {x, scale, bias};
     int64_t out[2] = {y, inv_rms};
-    graph_node_t *n;
-    cdnn_status_t st = add_node(graph, CDNN_OP_RMSNORM, name, in, 3, out, 2, &n);
-    if (st == CDNN_STATUS_SUCCESS)
-        n->attr.epsilon = epsilon;
-    return st;
+    cdnn_node_attr_t a = {.epsilon = epsilon};
+    return add_node(graph, CDNN_OP_RMSNORM, name, in, 3, out, 2, &a);
 }
 
 cdnn_status_t cdnn_graph_sdpa_fwd(cdnn_graph_t *graph, const char *name,
@@ -451,11 +526,8 @@ cdnn_status_t cdnn_graph_sdpa_fwd(cdnn_graph_t *graph, const char *name,
 {
     CDNN_CHECK_ARG(attr);
     int64_t in[3] = {q, k, v};
-    graph_node_t *n;
-    cdnn_status_t st = add_node(graph, CDNN_OP_SDPA_FWD, name, in, 3, &o, 1, &n);
-    if (st == CDNN_STATUS_SUCCESS)
-        n->attr.sdpa = *attr;
-    return st;
+    cdnn_node_attr_t a = {.sdpa = *attr};
+    return add_node(graph, CDNN_OP_SDPA_FWD, name, in, 3, &o, 1, &a);
 }
 
 cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
@@ -465,10 +537,6 @@ cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
 {
     if ((unsigned)op >= CDNN_OP_COUNT)
         return cdnn_fail(CDNN_STATUS_BAD_PARAM, "op %d is not a cdnn_op_t", (int)op);
-    graph_node_t *n;
-    cdnn_status_t st = add_node(g, op, name, inputs, CDNN_NODE_MAX_INPUTS, outputs,
-                                CDNN_NODE_MAX_OUTPUTS, &n);
-    if (st == CDNN_STATUS_SUCCESS)
-        n->attr = *attr;
-    return st;
+    return add_node(g, op, name, inputs, CDNN_NODE_MAX_INPUTS, outputs,
+                    CDNN_NODE_MAX_OUTPUTS, attr);
 }

@@ -5,9 +5,11 @@
  * ports resolve to declared tensors; each tensor has at most one writer;
  * every tensor is used and virtual ones are both written and read; the
  * nodes have a topological order (no cycle) and form one connected graph;
- * then, node by node in that order, attributes, types and shapes are
- * checked and omitted output shapes inferred.  Every message names the node
- * or tensor at fault.
+ * then, node by node in that order, types, shapes and the attributes the
+ * builder left (values such as epsilons and clips) are checked and omitted
+ * output shapes inferred.  The builder refused out-of-range modes and
+ * convolution attributes when each node was added.  Every message names the
+ * node or tensor at fault.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -106,14 +108,9 @@ static cdnn_status_t resolve_node_ports(validation_t *v, int32_t ni)
     if ((unsigned)n->op >= CDNN_OP_COUNT)
         return node_fail(n, "unknown op %d", (int)n->op);
     port_spec_t spec = port_specs[n->op];
-    if (n->op == CDNN_OP_POINTWISE) {
-        int arity = cdnn_pointwise_arity(n->attr.pointwise.mode);
-        if (arity == 0)
-            return node_fail(n, "pointwise mode %d is not a cdnn_pointwise_mode_t "
-                                "(bad attribute)",
-                             (int)n->attr.pointwise.mode);
-        spec.in_required = spec.in_max = arity;
-    }
+    /* The builder refused unknown modes, so the arity is 1, 2 or 3. */
+    if (n->op == CDNN_OP_POINTWISE)
+        spec.in_required = spec.in_max = cdnn_pointwise_arity(n->attr.pointwise.mode);
     for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++) {
         if (p >= spec.in_max && n->inputs[p] != CDNN_UID_NONE)
             return node_fail(n, "input %d (uid %lld) is one more than the op takes",
@@ -428,29 +425,8 @@ static cdnn_status_t expect_same_input_types(const node_check_t *c, int count)
 
 /* ---- convolution ------------------------------------------------------ */
 
-static cdnn_status_t check_conv_attr(const node_check_t *c)
-{
-    const cdnn_conv_attr_t *a = &c->n->attr.conv;
-    if (a->spatial_dims < 1 || a->spatial_dims > 3)
-        return node_fail(c->n, "spatial_dims is %d; it must be 1, 2 or 3 (bad attribute)",
-                         a->spatial_dims);
-    for (int i = 0; i < a->spatial_dims; i++)
-        if (a->stride[i] < 1 || a->dilation[i] < 1 || a->pre_padding[i] < 0 ||
-            a->post_padding[i] < 0 || a->stride[i] > CDNN_MAX_CONV_ATTR ||
-            a->dilation[i] > CDNN_MAX_CONV_ATTR || a->pre_padding[i] > CDNN_MAX_CONV_ATTR ||
-            a->post_padding[i] > CDNN_MAX_CONV_ATTR)
-            return node_fail(c->n,
-                             "spatial dim %d has stride %lld, dilation %lld, padding "
-                             "%lld/%lld; stride and dilation must be in [1, 2^20] "
-                             "and padding in [0, 2^20] (bad attribute)",
-                             i, (long long)a->stride[i], (long long)a->dilation[i],
-                             (long long)a->pre_padding[i], (long long)a->post_padding[i]);
-    if (a->groups < 1 || a->groups > CDNN_MAX_CONV_ATTR)
-        return node_fail(c->n, "groups is %lld; it must be in [1, 2^20] (bad attribute)",
-                         (long long)a->groups);
-    return CDNN_STATUS_SUCCESS;
-}
-
+/* The builder kept padding, stride, dilation and groups within
+ * [0 or 1, 2^20], so these sizes cannot overflow or divide by zero. */
 static int64_t conv_out_size(const cdnn_conv_attr_t *a, int i, int64_t in, int64_t f)
 {
     int64_t span = in + a->pre_padding[i] + a->post_padding[i] - a->dilation[i] * (f - 1) - 1;
@@ -630,10 +606,6 @@ static cdnn_status_t check_pointwise(const node_check_t *c)
 
 static cdnn_status_t check_reduction(const node_check_t *c)
 {
-    if ((unsigned)c->n->attr.reduction >= CDNN_REDUCE_MODE_COUNT)
-        return node_fail(c->n, "reduction mode %d is not a cdnn_reduction_mode_t "
-                               "(bad attribute)",
-                         (int)c->n->attr.reduction);
     const cdnn_tensor_view_t *x = in_view(c, 0), *y = out_view(c, 0);
     int64_t out[CDNN_MAX_RANK];
     for (int32_t d = 0; d < x->rank; d++) {
@@ -760,10 +732,7 @@ static cdnn_status_t check_node(validation_t *v, int32_t ni)
     node_check_t c = {v, &v->g->nodes[ni], v->in[ni], v->out[ni]};
     cdnn_op_t op = c.n->op;
     cdnn_status_t st = CDNN_STATUS_SUCCESS;
-    if (op == CDNN_OP_CONV_FWD || op == CDNN_OP_CONV_BWD_DATA ||
-        op == CDNN_OP_CONV_BWD_FILTER)
-        st = check_conv_attr(&c);
-    if (!st && op_rules[op].float_only)
+    if (op_rules[op].float_only)
         st = expect_float(&c);
     if (!st && op_rules[op].same_input_types)
         st = expect_same_input_types(&c, op_rules[op].same_input_types);

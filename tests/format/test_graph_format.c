@@ -817,11 +817,12 @@ static void test_deterministic(void **state)
     cdnn_graph_destroy(c);
 }
 
-/* Doubles keep every bit in both forms: -0, NaN, tiny and huge values. */
+/* Doubles keep every bit in both forms: -0, infinities, tiny and huge
+ * values.  (A NaN scalar never gets this far: the builder refuses it.) */
 static void test_doubles_exact(void **state)
 {
     (void)state;
-    const double values[] = {-0.0, NAN, 0.1, 1e-300, 4.9e-324, 1.7976931348623157e308,
+    const double values[] = {-0.0, 0.1, 1e-300, 4.9e-324, 1.7976931348623157e308,
                              -INFINITY, 1.0 / 3.0};
     for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
         cdnn_graph_t *g = NULL, *g2 = NULL, *g3 = NULL;
@@ -836,55 +837,13 @@ static void test_doubles_exact(void **state)
         OK(graph_json_encode(g, &json));
         OK(graph_json_decode(json, strlen(json), &g3));
         assert_memory_equal(&g2->tensors[0].scalar_value, &values[i], sizeof(double));
-        if (!isnan(values[i]))
-            assert_memory_equal(&g3->tensors[0].scalar_value, &values[i],
-                                sizeof(double));
-        else
-            assert_true(isnan(g3->tensors[0].scalar_value));
+        assert_memory_equal(&g3->tensors[0].scalar_value, &values[i], sizeof(double));
         free(bytes);
         free(json);
         cdnn_graph_destroy(g);
         cdnn_graph_destroy(g2);
         cdnn_graph_destroy(g3);
     }
-}
-
-/* A NaN with its sign and payload set: the binary form keeps the bits, the
- * JSON form writes "nan"; either way the graph is the same work, so the
- * content key (which -0 and +0 already share) is the same. */
-static void test_nan_payload_content_key(void **state)
-{
-    (void)state;
-    const uint64_t bits = 0xfff8b588e368f1f1ull; /* negative, with payload */
-    double odd;
-    memcpy(&odd, &bits, sizeof odd);
-    assert_true(isnan(odd));
-    char keys[3][65];
-    cdnn_graph_t *g[3] = {NULL, NULL, NULL};
-    const double value[3] = {odd, NAN, odd};
-    const int64_t dims[2] = {2, 3}, one[2] = {1, 1};
-    cdnn_pointwise_attr_t add;
-    cdnn_pointwise_attr_init(&add, CDNN_PW_ADD);
-    for (int i = 0; i < 3; i++) {
-        OK(cdnn_graph_create(&g[i]));
-        OK(cdnn_graph_tensor(g[i], 1, "x", CDNN_DATA_TYPE_F32, 2, dims, NULL));
-        OK(cdnn_graph_tensor(g[i], 2, "s", CDNN_DATA_TYPE_F32, 2, one, NULL));
-        OK(cdnn_graph_tensor_set_scalar(g[i], 2, value[i]));
-        OK(cdnn_graph_tensor(g[i], 3, "y", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
-        OK(cdnn_graph_pointwise(g[i], "add", &add, 1, 2, CDNN_UID_NONE, 3));
-    }
-    /* g[2]: the odd NaN through JSON and back. */
-    char *json = NULL;
-    OK(graph_json_encode(g[2], &json));
-    cdnn_graph_destroy(g[2]);
-    OK(graph_json_decode(json, strlen(json), &g[2]));
-    free(json);
-    for (int i = 0; i < 3; i++) {
-        key_of(g[i], keys[i]);
-        cdnn_graph_destroy(g[i]);
-    }
-    assert_string_equal(keys[0], keys[1]);
-    assert_string_equal(keys[0], keys[2]);
 }
 
 /* ---- limits ----------------------------------------------------------- */
@@ -1036,7 +995,6 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_doubles_exact),
         cmocka_unit_test(test_names_not_utf8),
-        cmocka_unit_test(test_nan_payload_content_key),
         cmocka_unit_test(test_limit_counts),
         cmocka_unit_test(test_limit_shapes),
         cmocka_unit_test(test_limit_artifact_size),
