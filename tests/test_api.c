@@ -149,6 +149,68 @@ static void test_forced_benchmarking_values(void **state)
     cdnn_handle_destroy(h);
 }
 
+/* Bytes of g saved in form (malloc'd). */
+static uint8_t *saved(cdnn_graph_t *g, cdnn_save_form_t form, size_t *size)
+{
+    OK(cdnn_graph_save(g, form, NULL, 0, size));
+    uint8_t *bytes = malloc(*size);
+    assert_non_null(bytes);
+    OK(cdnn_graph_save(g, form, bytes, *size, size));
+    return bytes;
+}
+
+/* Graph JSON handed to a binary loader, and binary artifacts handed to the
+ * JSON reader, are named for what they are, with the call that reads them. */
+static void test_json_and_binary_mixups(void **state)
+{
+    (void)state;
+    static const char *const json[] = {"{\"format_major\": 1}", "  \n\t{}",
+                                       "\xef\xbb\xbf {\"format_major\": 1}", "{"};
+    cdnn_handle_t *h = NULL;
+    cdnn_graph_t *g = NULL;
+    uint32_t flags = 0;
+    OK(cdnn_handle_create(&h, "cpu"));
+    for (size_t i = 0; i < sizeof json / sizeof *json; i++) {
+        const char *look = "the bytes look like graph JSON, not a binary cdnn artifact; "
+                           "read them with cdnn_graph_from_json";
+        size_t n = strlen(json[i]);
+        expect_error(cdnn_graph_load(&g, h, json[i], n), CDNN_STATUS_CORRUPT_DATA, look);
+        expect_error(cdnn_plan_load(&g, h, json[i], n), CDNN_STATUS_CORRUPT_DATA, look);
+        expect_error(cdnn_blob_contents(json[i], n, &flags), CDNN_STATUS_CORRUPT_DATA,
+                     look);
+    }
+    /* A byte order mark is skipped by the JSON reader too. */
+    OK(cdnn_graph_from_json(&g, json[2], strlen(json[2])));
+    cdnn_graph_destroy(g);
+
+    static const struct {
+        cdnn_save_form_t form;
+        const char *words;
+    } binary[] = {
+        {CDNN_SAVE_GRAPH, "a cdnn graph in binary form (file identifier \"CDGR\"), not "
+                          "JSON text; load them with cdnn_graph_load"},
+        {CDNN_SAVE_PLAN, "a cdnn plan in binary form (file identifier \"CDPL\"), not "
+                         "JSON text; load them with cdnn_plan_load"},
+        {CDNN_SAVE_GRAPH_AND_PLAN, "(file identifier \"CDGP\"), not JSON text; load "
+                                   "them with cdnn_graph_load"},
+    };
+    cdnn_graph_t *swish = swish_graph();
+    OK(cdnn_graph_build(swish, h, NULL));
+    for (size_t i = 0; i < sizeof binary / sizeof *binary; i++) {
+        size_t n = 0;
+        uint8_t *bytes = saved(swish, binary[i].form, &n);
+        expect_error(cdnn_graph_from_json(&g, (const char *)bytes, n),
+                     CDNN_STATUS_CORRUPT_DATA, binary[i].words);
+        free(bytes);
+    }
+    const char junk[] = "{\"name\": \"a\0b\"}";
+    expect_error(cdnn_graph_from_json(&g, junk, sizeof junk - 1), CDNN_STATUS_CORRUPT_DATA,
+                 "the input is not JSON text (byte 11 is 0x00, a control character)");
+    assert_null(g);
+    cdnn_graph_destroy(swish);
+    cdnn_handle_destroy(h);
+}
+
 /* The JSON reader declares through the builder, so a NaN scalar is refused
  * there as cdnn_graph_tensor_set_scalar refuses it, with the JSON's place. */
 static void test_json_nan_scalar_refused(void **state)
@@ -385,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_knob_names),
         cmocka_unit_test(test_workspace_limit_lists_reasons),
         cmocka_unit_test(test_forced_benchmarking_values),
+        cmocka_unit_test(test_json_and_binary_mixups),
         cmocka_unit_test(test_json_nan_scalar_refused),
         cmocka_unit_test(test_benchmarking_plan),
         cmocka_unit_test_setup_teardown(test_execute_runs, build_swish, free_swish),

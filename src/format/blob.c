@@ -27,6 +27,18 @@ const char *blob_kind_phrase(blob_kind_t kind)
     }
 }
 
+/* Graph JSON is an object: '{' after optional white space and a UTF-8 byte
+ * order mark.  No binary artifact starts so (they start with a FlatBuffers
+ * root offset, then their identifier), and JSON is what people most often
+ * hand a binary loader by mistake. */
+static int looks_like_json(const uint8_t *p, size_t n)
+{
+    size_t i = n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+        i++;
+    return i < n && p[i] == '{';
+}
+
 cdnn_status_t blob_expect(const uint8_t *bytes, size_t size, blob_kind_t want,
                           const char *loader)
 {
@@ -44,6 +56,10 @@ cdnn_status_t blob_expect(const uint8_t *bytes, size_t size, blob_kind_t want,
         return cdnn_fail(CDNN_STATUS_BAD_PARAM, "%s: the bytes are %s, but %s "
                          "was expected", loader, blob_kind_phrase(got),
                          blob_kind_phrase(want));
+    if (bytes && looks_like_json(bytes, size))
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "%s: the bytes look like graph "
+                         "JSON, not a binary cdnn artifact; read them with "
+                         "cdnn_graph_from_json", loader);
     if (!bytes || size < 8)
         return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "%s: %zu bytes are too few for "
                          "any cdnn artifact (at least 8)", loader, size);
