@@ -555,6 +555,67 @@ static void test_save_after_choice(void **state)
     close_handle(h);
 }
 
+/* Saves refused by rule 3 racing the first save after the choice: the
+ * refused saves must not read the plan's bytes while the first save writes
+ * them (a data race ThreadSanitizer caught: the bytes were read after the
+ * lock was dropped).  Savers spin until the choice, so some run exactly
+ * while the chooser's own first save encodes. */
+typedef struct saver {
+    cdnn_graph_t *g;
+    int refused, saved;
+    void *bytes;
+    size_t size;
+} saver_t;
+
+static void *save_until_saved(void *arg)
+{
+    saver_t *s = arg;
+    while (!s->saved) {
+        size_t size = 0;
+        cdnn_status_t st = cdnn_graph_save(s->g, CDNN_SAVE_PLAN, NULL, 0, &size);
+        if (st == CDNN_STATUS_BAD_STATE) {
+            s->refused++;
+            continue;
+        }
+        if (st != CDNN_STATUS_SUCCESS || !(s->bytes = malloc(size)) ||
+            cdnn_graph_save(s->g, CDNN_SAVE_PLAN, s->bytes, size, &s->size) !=
+                CDNN_STATUS_SUCCESS)
+            return "save failed";
+        s->saved = 1;
+    }
+    return NULL;
+}
+
+static void test_refused_saves_race_first_save(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = open_handle();
+    cdnn_graph_t *g = identity_graph(3, 5);
+    build_benchmarking(g, h);
+    pthread_t threads[THREADS];
+    saver_t savers[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        savers[i] = (saver_t){g, 0, 0, NULL, 0};
+        assert_int_equal(pthread_create(&threads[i], NULL, save_until_saved, &savers[i]),
+                         0);
+    }
+    OK(execute_small(g, h, 1));
+    size_t size = 0;
+    void *first = save_bytes(g, CDNN_SAVE_PLAN, &size);
+    for (int i = 0; i < THREADS; i++) {
+        void *why = NULL;
+        pthread_join(threads[i], &why);
+        if (why)
+            fail_msg("saver %d: %s", i, (const char *)why);
+        assert_int_equal(savers[i].size, size);
+        assert_memory_equal(savers[i].bytes, first, size);
+        free(savers[i].bytes);
+    }
+    free(first);
+    destroy_graph(g);
+    close_handle(h);
+}
+
 /* ---- the winner cache ------------------------------------------------------------ */
 
 /* Benchmark a fresh rows x 5 graph once: a record in the cache. */
@@ -976,6 +1037,7 @@ int main(void)
         TEST(test_variant_can_win),
         TEST(test_eight_threads_one_choice),
         TEST(test_save_after_choice),
+        TEST(test_refused_saves_race_first_save),
         TEST(test_cache_hit_is_plain_plan),
         TEST(test_partial_coverage_benchmarks_again),
         TEST(test_cache_keyed_by_engine_knobs),

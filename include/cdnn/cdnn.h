@@ -661,7 +661,12 @@ CDNN_API cdnn_status_t cdnn_graph_candidates(const cdnn_graph_t *graph,
                                              int32_t cap, int32_t *count,
                                              int32_t *chosen);
 
-/** Workspace bytes the plan needs at execute; BAD_STATE before a build. */
+/**
+ * Workspace bytes the plan needs at execute; BAD_STATE before a build.  A
+ * benchmarking plan that has not chosen yet needs enough for every
+ * candidate (its first execute runs them all); once it has chosen, only
+ * the winner's, which is also what its saved bytes record.
+ */
 CDNN_API cdnn_status_t cdnn_graph_workspace_size(const cdnn_graph_t *graph,
                                                  size_t *bytes);
 

@@ -297,6 +297,14 @@ static cdnn_status_t need_plan(const cdnn_graph_t *g)
     return CDNN_STATUS_SUCCESS;
 }
 
+/* Every candidate's until the choice (the first execute runs them all),
+ * then the winner's. */
+static size_t workspace_needed(const plan_t *plan)
+{
+    const candidate_t *winner = plan_chosen(plan);
+    return winner ? winner->workspace : plan->workspace;
+}
+
 cdnn_status_t cdnn_graph_execute(const cdnn_graph_t *graph, cdnn_handle_t *handle,
                                  int32_t n, const int64_t *uids, void *const *ptrs,
                                  void *workspace)
@@ -317,9 +325,10 @@ cdnn_status_t cdnn_graph_execute(const cdnn_graph_t *graph, cdnn_handle_t *handl
                          "build or load the plan again on a handle for %s",
                          plan->device_string, handle->device_string,
                          handle->device_string);
-    if (plan->workspace && !workspace)
+    size_t needed = workspace_needed(plan);
+    if (needed && !workspace)
         return cdnn_fail(CDNN_STATUS_BAD_PARAM, "the plan needs %zu workspace bytes "
-                         "but workspace is NULL", plan->workspace);
+                         "but workspace is NULL", needed);
     st = check_variant_pack(graph, plan, n, uids, ptrs);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
@@ -354,9 +363,10 @@ cdnn_status_t cdnn_graph_workspace_size(const cdnn_graph_t *graph, size_t *bytes
     CDNN_CHECK_ARG(graph);
     CDNN_CHECK_ARG(bytes);
     cdnn_status_t st = need_plan(graph);
-    if (st == CDNN_STATUS_SUCCESS)
-        *bytes = graph->plan->workspace;
-    return st;
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    *bytes = workspace_needed(graph->plan);
+    return CDNN_STATUS_SUCCESS;
 }
 
 cdnn_status_t cdnn_graph_candidates(const cdnn_graph_t *graph,

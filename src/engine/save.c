@@ -85,16 +85,18 @@ static cdnn_status_t encode_plan(const plan_t *plan, uint8_t **bytes, size_t *si
     return st;
 }
 
-/* The plan's bytes: made by the first save, under the lock, then kept. */
+/* The plan's bytes: made by the first save, under the lock, then kept.
+ * They are read under the lock too: a save that fails (rule 3) may run
+ * while another thread's first save is writing them. */
 static cdnn_status_t plan_bytes(plan_t *plan, const uint8_t **bytes, size_t *size)
 {
     cdnn_status_t st = CDNN_STATUS_SUCCESS;
     pthread_mutex_lock(&plan->save_lock);
     if (!plan->saved)
         st = encode_plan(plan, &plan->saved, &plan->saved_size);
-    pthread_mutex_unlock(&plan->save_lock);
     *bytes = plan->saved;
     *size = plan->saved_size;
+    pthread_mutex_unlock(&plan->save_lock);
     return st;
 }
 

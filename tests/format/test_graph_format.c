@@ -425,6 +425,43 @@ static void test_digest_before_version(void **state)
     free(bytes);
 }
 
+/* cdnn_blob_inspect reaches its verdict through the loaders' own code: it
+ * refused nothing that every loader refuses (graph format 2.0 and 0.0, a
+ * container holding a 2.0 graph) before it did. */
+static void expect_inspect_as_load(const uint8_t *bytes, size_t n, int container)
+{
+    cdnn_graph_t *g = NULL;
+    cdnn_status_t load = cdnn_graph_load(&g, NULL, bytes, n);
+    cdnn_graph_destroy(g);
+    char load_message[512];
+    snprintf(load_message, sizeof load_message, "%s", cdnn_last_error());
+    cdnn_blob_info_t *info = NULL;
+    cdnn_status_t inspect = cdnn_blob_inspect(bytes, n, &info);
+    cdnn_blob_info_destroy(info);
+    assert_int_not_equal(load, CDNN_STATUS_SUCCESS);
+    assert_int_equal(inspect, load);
+    if (!container)
+        assert_string_equal(cdnn_last_error(), load_message);
+}
+
+static void test_inspect_agrees_with_loaders(void **state)
+{
+    (void)state;
+    static const uint16_t versions[][2] = {{2, 0}, {0, 0}, {1, 0}};
+    for (size_t v = 0; v < sizeof versions / sizeof versions[0]; v++) {
+        size_t n, cn;
+        /* 1.0 with an out-of-range type: damage the loader finds only by
+         * decoding every tensor, which the old inspect never did */
+        int8_t type = versions[v][0] == 1 ? 42 : CDNN_DATA_TYPE_F32;
+        uint8_t *graph = handmade(versions[v][0], versions[v][1], type, 0, &n), *c = NULL;
+        expect_inspect_as_load(graph, n, 0);
+        OK(container_encode(graph, n, NULL, 0, &c, &cn));
+        expect_inspect_as_load(c, cn, 1);
+        free(c);
+        free(graph);
+    }
+}
+
 /* A 1.1 graph stripped of its digest (the field dropped from the vtable)
  * is damage; a 1.0 graph, saved before graphs had digests, still loads. */
 static void test_digest_required_from_1_1(void **state)
@@ -985,6 +1022,7 @@ int main(void)
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_newer_major_with_other_layout),
         cmocka_unit_test(test_digest_before_version),
+        cmocka_unit_test(test_inspect_agrees_with_loaders),
         cmocka_unit_test(test_digest_required_from_1_1),
         cmocka_unit_test(test_truncations),
         cmocka_unit_test(test_byte_flips),
