@@ -6,6 +6,18 @@
  *   graph_tool bin2json IN.cdg OUT.json
  *   graph_tool every-enum OUT.json   a graph (not a valid one) that uses
  *                                    every enum value and attribute field
+ *   graph_tool seal IN.cdg OUT.cdg   fill in the SHA-256 of graph bytes
+ *                                    that have a 32-byte sha256 field
+ *                                    (graph_format_seal): what a writer of
+ *                                    graph format 1.1 other than cdnn does
+ *   graph_tool status IN.cdg         print how cdnn's graph loader takes the
+ *                                    bytes: "CDNN_STATUS_...<TAB>message"
+ *   graph_tool zero-digest IN.json OUT.json
+ *                                    the JSON with "sha256": 32 zeros, so
+ *                                    that flatc's bytes of it can be sealed
+ *   graph_tool as-1.0 IN.json OUT.json
+ *                                    the JSON as graph format 1.0 (minor 0,
+ *                                    no sha256 key)
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +25,7 @@
 #include <string.h>
 
 #include <cdnn/cdnn.h>
+#include <jansson.h>
 
 #include "format/graph_format.h"
 #include "format/graph_json.h"
@@ -114,6 +127,62 @@ static int bin2json(const char *in, const char *out)
     return rc;
 }
 
+static int seal(const char *in, const char *out)
+{
+    char *data;
+    size_t n;
+    if (read_file(in, &data, &n) != 0)
+        return 1;
+    int rc = graph_format_seal((uint8_t *)data, n) != CDNN_STATUS_SUCCESS
+                 ? fail(in)
+                 : write_file(out, data, n) ? 1 : 0;
+    free(data);
+    return rc;
+}
+
+static int status(const char *in)
+{
+    char *data;
+    size_t n;
+    if (read_file(in, &data, &n) != 0)
+        return 1;
+    cdnn_graph_t *g = NULL;
+    cdnn_status_t st = graph_format_decode((const uint8_t *)data, n, &g);
+    free(data);
+    printf("%s\t%s\n", cdnn_status_string(st),
+           st == CDNN_STATUS_SUCCESS ? "" : cdnn_last_error());
+    cdnn_graph_destroy(g);
+    return 0;
+}
+
+/* The root object of a JSON file edited: zero-digest adds a sha256 of 32
+ * zeros; as-1.0 drops format_minor and any sha256. */
+static int json_edit(const char *how, const char *in, const char *out)
+{
+    json_error_t err;
+    json_t *root = json_load_file(in, 0, &err);
+    if (!root || !json_is_object(root)) {
+        fprintf(stderr, "graph_tool: %s:%d: %s\n", in, err.line,
+                root ? "not a JSON object" : err.text);
+        json_decref(root);
+        return 1;
+    }
+    if (strcmp(how, "zero-digest") == 0) {
+        json_t *zeros = json_array();
+        for (int i = 0; i < 32; i++)
+            json_array_append_new(zeros, json_integer(0));
+        json_object_set_new(root, "sha256", zeros);
+    } else {
+        json_object_del(root, "format_minor");
+        json_object_del(root, "sha256");
+    }
+    int rc = json_dump_file(root, out, JSON_INDENT(2)) != 0;
+    if (rc)
+        fprintf(stderr, "graph_tool: cannot write %s\n", out);
+    json_decref(root);
+    return rc;
+}
+
 /* ---- every-enum: one of everything the schema can say ------------------- */
 
 static void every_tensor(cdnn_graph_t *g)
@@ -196,8 +265,19 @@ int main(int argc, char **argv)
         return bin2json(argv[2], argv[3]);
     if (argc == 3 && strcmp(argv[1], "every-enum") == 0)
         return every_enum(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "seal") == 0)
+        return seal(argv[2], argv[3]);
+    if (argc == 3 && strcmp(argv[1], "status") == 0)
+        return status(argv[2]);
+    if (argc == 4 && (strcmp(argv[1], "zero-digest") == 0 ||
+                      strcmp(argv[1], "as-1.0") == 0))
+        return json_edit(argv[1], argv[2], argv[3]);
     fprintf(stderr, "usage: graph_tool json2bin IN.json OUT.cdg\n"
                     "       graph_tool bin2json IN.cdg OUT.json\n"
-                    "       graph_tool every-enum OUT.json\n");
+                    "       graph_tool every-enum OUT.json\n"
+                    "       graph_tool seal IN.cdg OUT.cdg\n"
+                    "       graph_tool status IN.cdg\n"
+                    "       graph_tool zero-digest IN.json OUT.json\n"
+                    "       graph_tool as-1.0 IN.json OUT.json\n");
     return 2;
 }
