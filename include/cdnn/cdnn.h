@@ -418,14 +418,20 @@ CDNN_API cdnn_status_t cdnn_graph_tensor_set_alignment(cdnn_graph_t *graph,
 
 /**
  * Make a tensor a pass-by-value scalar: every element equals value, and it
- * needs no pointer at execute.  Its dims must all be 1.
+ * needs no pointer at execute.  Its dims must all be 1, and value must not
+ * be NaN (BAD_PARAM; infinities are allowed).
  */
 CDNN_API cdnn_status_t cdnn_graph_tensor_set_scalar(cdnn_graph_t *graph,
                                                     int64_t uid, double value);
 
 /* Operations.  name names the node in messages (NULL: "node<i>").  Each
  * takes the uids of tensors already declared; outputs may be declared with
- * rank 0 so that validation infers their shape. */
+ * rank 0 so that validation infers their shape.  Attributes that are wrong
+ * whatever the graph (a convolution's spatial_dims outside 1..3, padding
+ * below 0, stride, dilation or groups below 1, any of them above
+ * CDNN_MAX_CONV_ATTR; a pointwise or reduction mode outside its enum) are
+ * refused with BAD_PARAM, naming the node, the attribute and the value, and
+ * the node is not added; the rest is checked by validation. */
 
 /** y = conv(x, w). */
 CDNN_API cdnn_status_t cdnn_graph_conv_fwd(cdnn_graph_t *graph,
