@@ -11,11 +11,24 @@ What it does:
      (never committed).
   2. Through ctypes on libcdnn.so an example graph (EXAMPLES_DIR/*.json) is
      built on a CPU handle and saved as PLAN, GRAPH and GRAPH_AND_PLAN.
-  3. With the generated classes the plan's body is read back field by field,
-     then plans, containers and graphs are rebuilt with python3-flatbuffers'
-     Builder, each with one change, and re-sealed:
+  3. With the generated classes (plans, containers) and python3-flatbuffers'
+     table reader (graphs) the bytes are read back field by field, then
+     plans, containers and graphs are rebuilt with python3-flatbuffers'
+     Builder, each with one change, and re-sealed with the digests of the
+     formats (docs/FORMATS.md):
+       plan (format 1.0), field 3:
          body_sha256 = SHA-256(b"CDPL" + major u16 LE + minor u16 LE + body)
+       graph (format 1.1), field 8 sha256:
+         SHA-256 of the whole buffer with those 32 bytes zeroed
+       container (format 1.1), field 5 sha256:
+         SHA-256(b"CDGP" + major u16 LE + minor u16 LE + len(graph) u64 LE
+                 + graph + len(plan) u64 LE + plan)
+       and field 4 graph_sha256 = SHA-256(graph)
      Every load result is checked: status code and the words of the message.
+     Digest first: a byte flipped anywhere (the version included) in a
+     sealed artifact is damage, never "too new"; a newer version is judged
+     only in bytes whose digest holds.  Format 1.0 graphs (no digest) and
+     canonical format 1.0 containers still load.
   4. flatc --json decodes cdnn's bytes (plan, its body, the CPU payload, the
      container, the graph); those values and the python classes' values are
      compared with what cdnn_blob_inspect reports.
@@ -24,16 +37,22 @@ Canonical envelopes.  cdnn refuses a plan or container whose envelope bytes
 differ from what its own builder writes around the same parts ("envelope
 bytes differ"), so the rebuilt envelopes must be laid out as cdnn lays them
 out.  python3-flatbuffers' Builder writes the same layout as cdnn's builder
-(back to front, fields in the order added, scalars equal to their default
-left out, trailing absent fields trimmed from the vtable, root offset then
-identifier) with ONE difference: cdnn places the elements of every [ubyte]
-vector 8-byte aligned (a nested buffer keeps its alignment), whereas
-CreateByteVector and the generated Make...VectorFromBytes align the vector
-to 4 only.  byte_vector() below therefore calls StartVector(1, n, 8), and
-fields are added in cdnn's order (plan_format.c encode_body and
-encode_envelope, container_format.c container_encode).  The first cases
-check that this rebuild of cdnn's own bytes is byte for byte identical, so
-that every later refusal is the tampering's and not the layout's.
+(back to front, fields in the order added, trailing absent fields trimmed
+from the vtable, root offset then identifier) with TWO differences: cdnn
+places the elements of every [ubyte] vector 8-byte aligned (a nested buffer
+keeps its alignment), whereas CreateByteVector and the generated
+Make...VectorFromBytes align the vector to 4 only; and python's Builder
+shares one vtable between tables whose vtables are equal, cdnn's never
+does.  byte_vector() below therefore calls StartVector(1, n, 8), builders
+are made by builder(), which turns the sharing off, and objects and fields
+are added in cdnn's order (plan_format.c encode_body and encode_envelope,
+container_format.c encode, graph_format.c encode_graph: the graph's digest
+vector first, then name, tensors, nodes).  Scalars are written where the
+bytes read had them (cdnn leaves out those equal to their default).  The
+first cases check that this rebuild of cdnn's own bytes is byte for byte
+identical (plan, container 1.1, graph 1.1, and the format 1.0 container of
+tests/fixtures/v1.0), so that every later refusal is the tampering's and
+not the layout's.
 
 One line per case, "PASS name" or "FAIL name: why"; the exit status is 1
 if any case failed.
@@ -62,13 +81,20 @@ STATUS_NAMES = {0: "SUCCESS", 1: "BAD_PARAM", 2: "INVALID_GRAPH",
 SAVE_GRAPH, SAVE_PLAN, SAVE_GRAPH_AND_PLAN = 1, 2, 3
 BLOB_GRAPH, BLOB_PLAN = 1, 2
 
-# What this build writes (schema comments, plan_format.h, payload.h).
+# What this build writes (schema comments, plan_format.h,
+# container_format.h, graph_format.h, payload.h).
 PLAN_MAJOR, PLAN_MINOR = 1, 0
-CONTAINER_MAJOR, CONTAINER_MINOR = 1, 0
+CONTAINER_MAJOR, CONTAINER_MINOR = 1, 1
+GRAPH_MAJOR, GRAPH_MINOR = 1, 1
 DEVICE_CPU, DEVICE_CUDA = 0, 1
 
 EXAMPLE = "pointwise.json"       # the graph the plans are built from
 OTHER_EXAMPLE = "matmul.json"    # a different graph, for mixed containers
+# A container cdnn 1.0 wrote (commit 7b7392f), for the 1.0 layout.
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        os.pardir, "fixtures", "v1.0")
+FIXTURE_1_0 = "pointwise.cpu-fused_pointwise.cdgp"
+AUTO = object()                  # "compute the digest" (build_* arguments)
 
 FAILURES = []
 
@@ -265,12 +291,190 @@ def seal(major, minor, body):
                           body).digest()
 
 
+def container_seal(major, minor, graph, plan=None):
+    """Container field 5 (format 1.1): every byte a reader acts on."""
+    plan = plan or b""
+    return hashlib.sha256(b"CDGP" + struct.pack("<HHQ", major, minor,
+                                                len(graph)) + graph +
+                          struct.pack("<Q", len(plan)) + plan).digest()
+
+
+class NoSharing(dict):
+    """Builder.vtables that finds no vtable to share: cdnn writes every
+    table's vtable in front of it."""
+
+    def get(self, key, default=None):
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Graphs: read and written field by field, as schema/graph.fbs says
+# ---------------------------------------------------------------------------
+
+# Fields by id: (name, kind).  Kinds: scalars (struct format letters), "str",
+# "[i64]", "[u8]", "[Port]", "[Table]" (a vector of that table), "union".
+GRAPH_TABLES = {
+    "Graph": [("format_major", "H"), ("format_minor", "H"), ("name", "str"),
+              ("io_type", "b"), ("intermediate_type", "b"),
+              ("compute_type", "b"), ("tensors", "[Tensor]"),
+              ("nodes", "[Node]"), ("sha256", "[u8]")],
+    "Tensor": [("uid", "q"), ("name", "str"), ("data_type", "b"),
+               ("dims", "[i64]"), ("strides", "[i64]"), ("is_virtual", "?"),
+               ("alignment", "q"), ("is_scalar", "?"),
+               ("scalar_value", "d")],
+    "Node": [("name", "str"), ("op", "b"), ("inputs", "[Port]"),
+             ("outputs", "[Port]"), ("attr_type", "B"), ("attr", "union")],
+    "ConvAttr": [("spatial_dims", "i"), ("pre_padding", "[i64]"),
+                 ("post_padding", "[i64]"), ("stride", "[i64]"),
+                 ("dilation", "[i64]"), ("groups", "q")],
+    "PointwiseAttr": [("mode", "b"), ("relu_lower_clip", "d"),
+                      ("relu_upper_clip", "d"),
+                      ("relu_lower_clip_slope", "d"), ("elu_alpha", "d"),
+                      ("softplus_beta", "d"), ("swish_beta", "d")],
+    "ReductionAttr": [("mode", "b")],
+    "NormAttr": [("epsilon", "d")],
+    "SdpaAttr": [("scale", "d"), ("causal", "?")],
+}
+NODE_ATTRS = [None, "ConvAttr", "PointwiseAttr", "ReductionAttr", "NormAttr",
+              "SdpaAttr"]
+# graph_format.c encode_graph makes the digest first, so that it lies at
+# the end of the buffer; every other object is made in field order.
+MADE_FIRST = {"Graph": ["sha256"]}
+GRAPH_SHA256_FIELD = 8
+
+
+def _flags(kind):
+    from flatbuffers import number_types as N
+    return {"H": N.Uint16Flags, "b": N.Int8Flags, "B": N.Uint8Flags,
+            "q": N.Int64Flags, "i": N.Int32Flags, "?": N.BoolFlags,
+            "d": N.Float64Flags}[kind]
+
+
+def read_table(t, name):
+    """A table as a dict of the fields present (python3-flatbuffers'
+    reader); absent fields are not keys."""
+    from flatbuffers.table import Table
+    out = {}
+    for fid, (field, kind) in enumerate(GRAPH_TABLES[name]):
+        o = t.Offset(4 + 2 * fid)
+        if not o:
+            continue
+        if kind == "str":
+            out[field] = bytes(t.String(o + t.Pos))
+        elif kind.startswith("["):
+            n, at = t.VectorLen(o), t.Vector(o)
+            if kind == "[i64]":
+                out[field] = [struct.unpack_from("<q", t.Bytes, at + 8 * k)[0]
+                              for k in range(n)]
+            elif kind == "[u8]":
+                out[field] = bytes(t.Bytes[at:at + n])
+            elif kind == "[Port]":
+                out[field] = [struct.unpack_from("<B7xq", t.Bytes, at + 16 * k)
+                              for k in range(n)]
+            else:
+                out[field] = [read_table(Table(t.Bytes, t.Indirect(at + 4 * k)),
+                                         kind[1:-1]) for k in range(n)]
+        elif kind == "union":
+            member = NODE_ATTRS[out.get("attr_type", 0)]
+            sub = Table(bytearray(), 0)
+            t.Union(sub, o)
+            out[field] = read_table(sub, member)
+        else:
+            out[field] = t.Get(_flags(kind), o + t.Pos)
+    return out
+
+
+def read_graph(data):
+    from flatbuffers.table import Table
+    root = struct.unpack_from("<I", data, 0)[0]
+    return read_table(Table(bytearray(data), root), "Graph")
+
+
+def write_table(w, b, name, d):
+    fields = GRAPH_TABLES[name]
+    kinds = dict(fields)
+    refs = {}
+    order = MADE_FIRST.get(name, []) + [f for f, _ in fields
+                                        if f not in MADE_FIRST.get(name, [])]
+    for field in order:
+        kind = kinds[field]
+        if field not in d:
+            continue
+        v = d[field]
+        if kind == "str":
+            refs[field] = b.CreateString(v)
+        elif kind == "[u8]":
+            refs[field] = w.byte_vector(b, v)
+        elif kind == "[i64]":
+            b.StartVector(8, len(v), 8)
+            for x in reversed(v):
+                b.PrependInt64(x)
+            refs[field] = b.EndVector()
+        elif kind == "[Port]":
+            b.StartVector(16, len(v), 8)
+            for slot, uid in reversed(v):
+                b.Prep(8, 16)
+                b.PrependInt64(uid)
+                b.Pad(7)
+                b.PrependUint8(slot)
+            refs[field] = b.EndVector()
+        elif kind.startswith("["):
+            elems = [write_table(w, b, kind[1:-1], e) for e in v]
+            b.StartVector(4, len(elems), 4)
+            for e in reversed(elems):
+                b.PrependUOffsetTRelative(e)
+            refs[field] = b.EndVector()
+        elif kind == "union":
+            refs[field] = write_table(w, b, NODE_ATTRS[d["attr_type"]], v)
+    extra = d.get("_extra", [])  # (id, struct letter, value): a newer minor's
+    b.StartObject(max([len(fields)] + [fid + 1 for fid, _, _ in extra]))
+    for fid, (field, kind) in enumerate(fields):
+        if field in refs:
+            b.PrependUOffsetTRelative(refs[field])
+            b.Slot(fid)
+        elif field in d:
+            b.Prepend(_flags(kind), d[field])
+            b.Slot(fid)
+    for fid, kind, value in extra:
+        b.Prepend(_flags(kind), value)
+        b.Slot(fid)
+    return b.EndObject()
+
+
+def graph_digest_at(data):
+    """Where the 32 digest bytes of graph bytes are, or None."""
+    from flatbuffers.table import Table
+    root = struct.unpack_from("<I", data, 0)[0]
+    t = Table(bytearray(data), root)
+    o = t.Offset(4 + 2 * GRAPH_SHA256_FIELD)
+    if not o or t.VectorLen(o) != 32:
+        return None
+    return t.Vector(o)
+
+
+def graph_seal(data):
+    """The digest of graph bytes: SHA-256 of the buffer, digest zeroed."""
+    at = graph_digest_at(data)
+    return hashlib.sha256(data[:at] + bytes(32) + data[at + 32:]).digest()
+
+
+def sealed_graph(data):
+    """Graph bytes with the digest filled in (a writer of format 1.1)."""
+    at = graph_digest_at(data)
+    return data[:at] + graph_seal(data) + data[at + 32:]
+
+
 class Writer:
-    """Builds plans, bodies and containers as cdnn lays them out."""
+    """Builds plans, bodies, containers and graphs as cdnn lays them out."""
 
     def __init__(self, fb, classes):
         self.fb = fb
         self.Plan, self.PlanBody, self.PlanTensor, self.Container = classes
+
+    def builder(self):
+        b = self.fb.Builder(1024)
+        b.vtables = NoSharing()
+        return b
 
     def byte_vector(self, b, data):
         # cdnn's fb_bytes: the elements 8-byte aligned, the count before
@@ -303,7 +507,7 @@ class Writer:
         }
 
     def build_body(self, f):
-        m, b = self.PlanBody, self.fb.Builder(1024)
+        m, b = self.PlanBody, self.builder()
         key = self.byte_vector(b, f["content_key"])
         payload = self.byte_vector(b, f["payload"])
         m.PlanBodyStartTensorsVector(b, len(f["tensors"]))
@@ -335,7 +539,7 @@ class Writer:
         given."""
         if digest is None:
             digest = seal(major, minor, body)
-        m, b = self.Plan, self.fb.Builder(1024)
+        m, b = self.Plan, self.builder()
         d = self.byte_vector(b, digest)
         body_ref = self.byte_vector(b, body)
         m.PlanStart(b)
@@ -348,35 +552,61 @@ class Writer:
 
     def build_container(self, graph, plan=None, major=CONTAINER_MAJOR,
                         minor=CONTAINER_MINOR, extra_field=None,
-                        graph_digest=None):
+                        graph_digest=None, digest=AUTO):
         """Container fields by id (schema/container.fbs): 0 format_major,
         1 format_minor, 2 graph, 3 plan, 4 graph_sha256 = SHA-256(graph
-        bytes).  extra_field: a u32 in field 5, which Container 1.0 does
-        not have: what a newer minor might add.  Written in cdnn's order
-        (container_format.c container_encode): digest, plan, graph
-        vectors, then the fields in id order."""
+        bytes), 5 sha256 = container_seal(...).  digest: AUTO seals for
+        (major, minor), None leaves field 5 out (format 1.0), bytes are
+        written as given.  extra_field: a u32 in field 6, which Container
+        1.1 does not have: what a newer minor might add.  Written in cdnn's
+        order (container_format.c encode): sha256, graph_sha256, plan,
+        graph vectors, then the fields in id order."""
         if graph_digest is None:
             graph_digest = hashlib.sha256(graph).digest()
-        m, b = self.Container, self.fb.Builder(1024)
-        digest_ref = self.byte_vector(b, graph_digest)
+        if digest is AUTO:
+            digest = container_seal(major, minor, graph, plan)
+        m, b = self.Container, self.builder()
+        sha_ref = self.byte_vector(b, digest) if digest is not None else None
+        graph_sha_ref = self.byte_vector(b, graph_digest)
         plan_ref = self.byte_vector(b, plan) if plan is not None else None
         graph_ref = self.byte_vector(b, graph)
-        b.StartObject(6 if extra_field is not None else 5)
+        b.StartObject(7 if extra_field is not None else 6)
         m.ContainerAddFormatMajor(b, major)
         m.ContainerAddFormatMinor(b, minor)
         m.ContainerAddGraph(b, graph_ref)
         if plan_ref is not None:
             m.ContainerAddPlan(b, plan_ref)
-        b.PrependUOffsetTRelativeSlot(4, digest_ref, 0)
+        m.ContainerAddGraphSha256(b, graph_sha_ref)
+        if sha_ref is not None:
+            m.ContainerAddSha256(b, sha_ref)
         if extra_field is not None:
-            b.PrependUint32Slot(5, extra_field, 0)
+            b.PrependUint32Slot(6, extra_field, 0)
         b.Finish(b.EndObject(), file_identifier=b"CDGP")
         return bytes(b.Output())
+
+    def build_graph(self, g, digest=AUTO):
+        """Graph bytes from read_graph's dict; digest: AUTO seals them
+        (when g has a sha256 field), None leaves what g holds."""
+        b = self.builder()
+        b.Finish(write_table(self, b, "Graph", g), file_identifier=b"CDGR")
+        out = bytes(b.Output())
+        if digest is AUTO and "sha256" in g:
+            out = sealed_graph(out)
+        return out
 
     def plan_parts(self, plan):
         p = self.Plan.Plan.GetRootAs(plan, 0)
         return (p.FormatMajor(), p.FormatMinor(), p.BodyAsNumpy().tobytes(),
                 p.BodySha256AsNumpy().tobytes())
+
+    def container_parts(self, data):
+        c = self.Container.Container.GetRootAs(data, 0)
+        return {"major": c.FormatMajor(), "minor": c.FormatMinor(),
+                "graph": c.GraphAsNumpy().tobytes(),
+                "plan": None if c.PlanIsNone() else c.PlanAsNumpy().tobytes(),
+                "graph_sha256": c.GraphSha256AsNumpy().tobytes(),
+                "sha256": None if c.Sha256IsNone()
+                else c.Sha256AsNumpy().tobytes()}
 
 
 # ---------------------------------------------------------------------------
@@ -463,6 +693,8 @@ def main():
     try:
         cases(lib_path, schema_dir, examples_dir, tmp)
     except Exception as e:  # a setup step failed: the run fails
+        import traceback
+        traceback.print_exc()
         report("setup", False, "%s: %s" % (type(e).__name__, e))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -474,6 +706,37 @@ def schema(schema_dir, name):
     return os.path.join(schema_dir, name)
 
 
+def root_field(data, fid):
+    """Where root-table field fid's inline bytes are, or None if absent."""
+    tab = struct.unpack_from("<I", data, 0)[0]
+    vt = tab - struct.unpack_from("<i", data, tab)[0]
+    vt_size = struct.unpack_from("<H", data, vt)[0]
+    if 4 + 2 * fid >= vt_size:
+        return None
+    off = struct.unpack_from("<H", data, vt + 4 + 2 * fid)[0]
+    return tab + off if off else None
+
+
+def flipped(data, at, mask=0x02):
+    b = bytearray(data)
+    b[at] ^= mask
+    return bytes(b)
+
+
+def key_of(api, data):
+    """The content key of the graph in bytes (graph or container), or ''."""
+    st, _, lg = api.graph_load(data, with_handle=False)
+    if not lg:
+        return ""
+    k = api.content_key(lg)
+    api.lib.cdnn_graph_destroy(lg)
+    return k
+
+
+class Ctx:
+    """What every group of cases shares."""
+
+
 def cases(lib_path, schema_dir, examples_dir, tmp):
     gen = os.path.join(tmp, "gen")
     run(["flatc", "--python", "-o", gen, schema(schema_dir, "container.fbs"),
@@ -481,30 +744,49 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
     sys.path.insert(0, gen)
     import flatbuffers
     from cdnn.fb import Container, Plan, PlanBody, PlanTensor
-    w = Writer(flatbuffers, (Plan, PlanBody, PlanTensor, Container))
+    c = Ctx()
+    c.fb, c.Plan, c.tmp, c.schema_dir = flatbuffers, Plan, tmp, schema_dir
+    c.w = Writer(flatbuffers, (Plan, PlanBody, PlanTensor, Container))
 
-    api = Cdnn(lib_path)
+    api = c.api = Cdnn(lib_path)
     with open(os.path.join(examples_dir, EXAMPLE)) as f:
         g = api.graph_from_json(f.read())
     with open(os.path.join(examples_dir, OTHER_EXAMPLE)) as f:
         other = api.graph_from_json(f.read())
     api.build(g)
     api.build(other)
-    plan = api.save(g, SAVE_PLAN)
-    both = api.save(g, SAVE_GRAPH_AND_PLAN)
-    graph = api.save(g, SAVE_GRAPH)
-    other_plan = api.save(other, SAVE_PLAN)
-    key = api.content_key(g)
+    c.plan = api.save(g, SAVE_PLAN)
+    c.both = api.save(g, SAVE_GRAPH_AND_PLAN)
+    c.graph = api.save(g, SAVE_GRAPH)
+    c.other_plan = api.save(other, SAVE_PLAN)
+    c.key = api.content_key(g)
     eid, ename = ctypes.c_uint64(), ctypes.c_char_p()
     api.check(api.lib.cdnn_graph_engine(g, ctypes.byref(eid),
                                         ctypes.byref(ename)),
               "cdnn_graph_engine")
+    c.engine = ename.value.decode()
     print("# %s: engine %s, plan %d bytes, container %d bytes, graph %d bytes"
-          % (EXAMPLE, ename.value.decode(), len(plan), len(both), len(graph)))
+          % (EXAMPLE, c.engine, len(c.plan), len(c.both), len(c.graph)))
 
-    # --- the python writer reproduces cdnn's bytes ----------------------
+    self_checks(c)
+    plan_cases(c)
+    container_cases(c)
+    graph_cases(c)
+    flatc_graph_cases(c)
+    decoding_cases(c)
+
+    api.lib.cdnn_graph_destroy(g)
+    api.lib.cdnn_graph_destroy(other)
+    api.lib.cdnn_handle_destroy(api.handle)
+
+
+def self_checks(c):
+    """The python writer reproduces cdnn's bytes: plan, container 1.1,
+    graph 1.1, and the 1.0 container of a fixture cdnn 1.0 wrote."""
+    api, w, plan, both, graph = c.api, c.w, c.plan, c.both, c.graph
     major, minor, body, digest = w.plan_parts(plan)
-    fields = w.read_body(body)
+    c.body, c.digest = body, digest
+    c.fields = fields = w.read_body(body)
     report("python reads plan format 1.0 and a digest that seals the body",
            (major, minor) == (PLAN_MAJOR, PLAN_MINOR) and
            digest == seal(major, minor, body),
@@ -513,30 +795,88 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
     rebuilt_body = w.build_body(fields)
     report("python rebuild of the plan body is byte-identical to cdnn's",
            rebuilt_body == body, hexdiff(rebuilt_body, body))
-    rebuilt = w.build_plan(rebuilt_body)
+    c.rebuilt = rebuilt = w.build_plan(rebuilt_body)
     report("python rebuild of the plan envelope is byte-identical to cdnn's",
            rebuilt == plan, hexdiff(rebuilt, plan))
-    c = Container.Container.GetRootAs(both, 0)
-    c_graph = c.GraphAsNumpy().tobytes()
-    c_plan = c.PlanAsNumpy().tobytes()
+
+    parts = w.container_parts(both)
     report("container parts are the bare graph and plan bytes",
-           c_graph == graph and c_plan == plan,
-           "graph %s, plan %s" % (hexdiff(c_graph, graph),
-                                  hexdiff(c_plan, plan)))
+           parts["graph"] == graph and parts["plan"] == plan,
+           "graph %s, plan %s" % (hexdiff(parts["graph"], graph),
+                                  hexdiff(parts["plan"], plan)))
+    report("python reads container format 1.1, its SHA-256 over version and "
+           "parts, and the graph part's SHA-256",
+           (parts["major"], parts["minor"]) == (CONTAINER_MAJOR,
+                                                CONTAINER_MINOR) and
+           parts["sha256"] == container_seal(1, 1, graph, plan) and
+           parts["graph_sha256"] == hashlib.sha256(graph).digest(),
+           "format %d.%d, sha256 %s" % (parts["major"], parts["minor"],
+                                        (parts["sha256"] or b"").hex()))
     rebuilt_c = w.build_container(graph, plan)
-    report("python rebuild of the container is byte-identical to cdnn's",
+    report("python rebuild of the container 1.1 is byte-identical to cdnn's",
            rebuilt_c == both, hexdiff(rebuilt_c, both))
+
+    c.gdict = gd = read_graph(graph)
+    report("python reads graph format 1.1 and a SHA-256 of the buffer with "
+           "its own 32 bytes zeroed",
+           (gd.get("format_major"), gd.get("format_minor")) ==
+           (GRAPH_MAJOR, GRAPH_MINOR) and gd.get("sha256") == graph_seal(graph),
+           "format %s.%s, sha256 %s, computed %s" % (
+               gd.get("format_major"), gd.get("format_minor"),
+               gd.get("sha256", b"").hex(), graph_seal(graph).hex()))
+    report("the graph's digest lies at the end of the buffer (made first)",
+           graph_digest_at(graph) == len(graph) - 32,
+           "at %s of %d" % (graph_digest_at(graph), len(graph)))
+    rebuilt_g = w.build_graph(dict(gd, sha256=bytes(32)))
+    report("python rebuild of the graph 1.1 (re-sealed) is byte-identical "
+           "to cdnn's", rebuilt_g == graph, hexdiff(rebuilt_g, graph))
+    shared = c.fb.Builder(1024)  # python's own layout: vtables shared
+    shared.Finish(write_table(w, shared, "Graph", dict(gd, sha256=bytes(32))),
+                  file_identifier=b"CDGR")
+    shared = sealed_graph(bytes(shared.Output()))
+    report("python's Builder shares vtables that cdnn writes apart",
+           shared != graph and len(shared) < len(graph),
+           "%d vs %d bytes" % (len(shared), len(graph)))
+    # Graphs have no canonical layout: any valid sealed bytes load.
+    st, msg, lg = api.graph_load(shared, with_handle=False)
+    k = api.content_key(lg) if lg else ""
+    if lg:
+        api.lib.cdnn_graph_destroy(lg)
+    report("graph 1.1 laid out with shared vtables, sealed, loads with the "
+           "same content key", st == SUCCESS and k == c.key,
+           "status %s: %s" % (STATUS_NAMES.get(st, st), msg))
+
+    # Format 1.0, as cdnn 1.0 wrote it: no container digest, minor 0.
+    with open(os.path.join(FIXTURES, FIXTURE_1_0), "rb") as f:
+        c.old = old = f.read()
+    op = c.old_parts = w.container_parts(old)
+    report("the 1.0 fixture: container format 1.0, no container SHA-256, "
+           "a graph of format 1.0 without a digest",
+           (op["major"], op["minor"]) == (1, 0) and op["sha256"] is None and
+           op["plan"] is not None and
+           read_graph(op["graph"]).get("format_minor", 0) == 0 and
+           "sha256" not in read_graph(op["graph"]),
+           "container %d.%d" % (op["major"], op["minor"]))
+    rebuilt_old = w.build_container(op["graph"], op["plan"], minor=0,
+                                    digest=None)
+    report("python rebuild of cdnn 1.0's container is byte-identical to it",
+           rebuilt_old == old, hexdiff(rebuilt_old, old))
+    og = read_graph(op["graph"])
+    rebuilt_og = w.build_graph(og)
+    report("python rebuild of cdnn 1.0's graph is byte-identical to it",
+           rebuilt_og == op["graph"], hexdiff(rebuilt_og, op["graph"]))
+
     # The 4-aligned layout python's own helpers write is a valid
     # FlatBuffer, but not cdnn's canonical envelope: refused as damage.
-    b4 = flatbuffers.Builder(1024)
+    b4 = c.fb.Builder(1024)
     d4 = b4.CreateByteVector(digest)
     bo4 = b4.CreateByteVector(body)
-    Plan.PlanStart(b4)
-    Plan.PlanAddFormatMajor(b4, major)
-    Plan.PlanAddFormatMinor(b4, minor)
-    Plan.PlanAddBody(b4, bo4)
-    Plan.PlanAddBodySha256(b4, d4)
-    b4.Finish(Plan.PlanEnd(b4), file_identifier=b"CDPL")
+    c.Plan.PlanStart(b4)
+    c.Plan.PlanAddFormatMajor(b4, major)
+    c.Plan.PlanAddFormatMinor(b4, minor)
+    c.Plan.PlanAddBody(b4, bo4)
+    c.Plan.PlanAddBodySha256(b4, d4)
+    b4.Finish(c.Plan.PlanEnd(b4), file_identifier=b"CDPL")
     plan4 = bytes(b4.Output())
     if plan4 != plan:
         expect("plan with a non-canonical (4-aligned) envelope -> "
@@ -545,9 +885,17 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
     else:
         print("# python's CreateByteVector happened to give cdnn's layout")
 
-    # --- control: an untampered rebuild loads ----------------------------
+    # --- controls: untampered rebuilds load ------------------------------
     expect("untampered python-built plan loads", api.plan_load(rebuilt),
            SUCCESS)
+    expect("untampered python-built container 1.1 loads as a plan",
+           api.plan_load(rebuilt_c), SUCCESS)
+    expect("python-built container 1.0 (cdnn 1.0's bytes) loads as a plan",
+           api.plan_load(rebuilt_old), SUCCESS)
+
+
+def plan_cases(c):
+    api, w, body, digest, fields = c.api, c.w, c.body, c.digest, c.fields
 
     def tampered(name, change, reseal=True, **plan_kw):
         f = dict(fields)
@@ -557,7 +905,7 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
             return w.build_plan(new_body, **plan_kw)
         return w.build_plan(new_body, digest=digest, **plan_kw)
 
-    # --- versions ----------------------------------------------------------
+    # --- versions: judged only once the digest holds ------------------------
     expect("plan format 2.0 -> NOT_SUPPORTED naming 2.0 and 1.x",
            api.plan_load(w.build_plan(body, major=2, minor=0)),
            NOT_SUPPORTED, ["2.0", "1.x", "newer cdnn"])
@@ -567,6 +915,19 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
     expect("plan format 0.0 -> NOT_SUPPORTED, rebuild from the graph",
            api.plan_load(w.build_plan(body, major=0, minor=0)),
            NOT_SUPPORTED, ["0.0", "1.x", "rebuild"])
+    at = root_field(c.plan, 0)
+    for mask in (0x02, 0x01, 0x80):
+        bad = flipped(c.plan, at, mask)
+        expect("plan version byte flipped (major 1 -> %d), not re-sealed -> "
+               "CORRUPT_DATA damaged, not 'newer'" % (1 ^ mask),
+               api.plan_load(bad), CORRUPT_DATA,
+               ["the plan is damaged", "SHA-256"])
+    expect("plan relabelled 2.0 under its 1.0 digest -> CORRUPT_DATA SHA-256",
+           api.plan_load(w.build_plan(body, major=2, minor=0, digest=digest)),
+           CORRUPT_DATA, ["damaged", "SHA-256"])
+    expect("plan relabelled 1.3 under its 1.0 digest -> CORRUPT_DATA SHA-256",
+           api.plan_load(w.build_plan(body, major=1, minor=3, digest=digest)),
+           CORRUPT_DATA, ["damaged", "SHA-256"])
 
     # --- engines -----------------------------------------------------------
     ghost = "cpu:nonexistent"
@@ -633,16 +994,27 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
         expect("changed %s, digest not re-sealed -> CORRUPT_DATA SHA-256"
                % what, api.plan_load(tampered(what, change, reseal=False)),
                CORRUPT_DATA, ["SHA-256"])
-    # The version is under the digest too: sealed for 1.0, relabelled 1.0
-    # but with a body byte changed inside the payload.
-    flipped = bytearray(body)
-    flipped[len(flipped) // 2] ^= 0x01
+    flip = bytearray(body)
+    flip[len(flip) // 2] ^= 0x01
     expect("one body byte flipped, digest not re-sealed -> CORRUPT_DATA "
-           "SHA-256", api.plan_load(w.build_plan(bytes(flipped),
+           "SHA-256", api.plan_load(w.build_plan(bytes(flip),
                                                  digest=digest)),
            CORRUPT_DATA, ["SHA-256"])
 
-    # --- containers ------------------------------------------------------------
+
+def renamed(gd, new_name=b"renamed"):
+    """The graph dict with its first tensor renamed (a name is not in the
+    content key, so the plan still belongs to it)."""
+    g = dict(gd)
+    g["tensors"] = [dict(t) for t in gd["tensors"]]
+    g["tensors"][0]["name"] = new_name
+    return g
+
+
+def container_cases(c):
+    api, w, graph, plan, both = c.api, c.w, c.graph, c.plan, c.both
+
+    # --- graph-only and mixed containers ------------------------------------
     graph_only = w.build_container(graph)
     st, msg, flags = api.blob_contents(graph_only)
     report("graph-only container: cdnn_blob_contents says GRAPH only",
@@ -657,109 +1029,314 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
             api.lib.cdnn_graph_destroy(lg)
         report("graph-only container: cdnn_graph_load (%s) works, same "
                "content key" % ("handle" if with_handle else "no handle"),
-               st == SUCCESS and loaded_key == key,
+               st == SUCCESS and loaded_key == c.key,
                "status %s: %s; key %s vs %s" % (STATUS_NAMES.get(st, st),
-                                                msg, loaded_key, key))
+                                                msg, loaded_key, c.key))
+    expect("graph-only container, its SHA-256 sealed as if it held a plan "
+           "-> CORRUPT_DATA SHA-256", api.blob_contents(w.build_container(
+               graph, digest=container_seal(1, 1, graph, plan))),
+           CORRUPT_DATA, ["damaged", "SHA-256"])
 
-    mixed = w.build_container(graph, other_plan)
+    mixed = w.build_container(graph, c.other_plan)
     st, msg, lg = api.graph_load(mixed)
     if lg:
         api.lib.cdnn_graph_destroy(lg)
-    expect("container whose plan is another graph's -> CORRUPT_DATA "
-           "'content keys differ'", (st, msg), CORRUPT_DATA,
+    expect("container whose plan is another graph's (sealed) -> "
+           "CORRUPT_DATA 'content keys differ'", (st, msg), CORRUPT_DATA,
            ["content keys differ"])
     expect("container whose plan is another graph's, loaded as a plan -> "
            "CORRUPT_DATA 'content keys differ'", api.plan_load(mixed),
            CORRUPT_DATA, ["content keys differ"])
 
-    # The graph part has no digest of its own; the container's covers it.
-    g_flip = bytearray(graph)
+    # --- versions of 1.1 containers: digest first ---------------------------
+    for fid, what in ((0, "major"), (1, "minor")):
+        at = root_field(both, fid)
+        for mask in (0x02, 0x80):
+            expect("container 1.1, %s byte flipped (-> %d), not re-sealed -> "
+                   "CORRUPT_DATA damaged" % (what, 1 ^ mask),
+                   api.blob_contents(flipped(both, at, mask)), CORRUPT_DATA,
+                   ["the container is damaged", "SHA-256 does not match"])
+    expect("container relabelled 2.0 under its 1.1 digest -> CORRUPT_DATA",
+           api.blob_contents(w.build_container(
+               graph, plan, major=2, digest=container_seal(1, 1, graph, plan))),
+           CORRUPT_DATA, ["damaged", "SHA-256"])
+    expect("container format 2.0, sealed -> NOT_SUPPORTED naming 2.0 and 1.x",
+           api.plan_load(w.build_container(graph, plan, major=2, minor=0)),
+           NOT_SUPPORTED, ["2.0", "1.x"])
+    expect("container claiming 2.0 without a SHA-256 -> CORRUPT_DATA (no "
+           "digest: it must be a canonical 1.0 container)",
+           api.plan_load(w.build_container(graph, plan, major=2, minor=0,
+                                           digest=None)),
+           CORRUPT_DATA, ["no SHA-256", "1.0"])
+    expect("container claiming 1.1 without a SHA-256 -> CORRUPT_DATA",
+           api.plan_load(w.build_container(graph, plan, digest=None)),
+           CORRUPT_DATA, ["no SHA-256", "1.0"])
+    expect("container SHA-256 of 31 bytes -> CORRUPT_DATA",
+           api.plan_load(w.build_container(graph, plan, digest=bytes(
+               container_seal(1, 1, graph, plan)[:31]))),
+           CORRUPT_DATA, ["damaged", "SHA-256"])
+
+    newer = w.build_container(graph, plan, minor=2, extra_field=0xC0FFEE)
+    st, msg, lg = api.graph_load(newer)
+    ok = st == SUCCESS and lg is not None
+    resaved = api.save(lg, SAVE_PLAN) if ok else b""
+    again = api.save(lg, SAVE_GRAPH_AND_PLAN) if ok else b""
+    if lg:
+        api.lib.cdnn_graph_destroy(lg)
+    report("container format 1.2 with an unknown field 6 (sealed) loads, plan "
+           "intact, and re-saves as cdnn's container 1.1",
+           ok and resaved == plan and again == both,
+           "status %s: %s; resaved plan %s; container %s" % (
+               STATUS_NAMES.get(st, st), msg, hexdiff(resaved, plan),
+               hexdiff(again, both)))
+    expect("container format 1.2 with an unknown field, not re-sealed for "
+           "1.2 -> CORRUPT_DATA", api.blob_contents(w.build_container(
+               graph, plan, minor=2, extra_field=0xC0FFEE,
+               digest=container_seal(1, 1, graph, plan))),
+           CORRUPT_DATA, ["damaged", "SHA-256"])
+    expect("container format 1.1 with a field 1.1 lacks (sealed) -> "
+           "CORRUPT_DATA (envelope not canonical)",
+           api.blob_contents(w.build_container(graph, plan, extra_field=1)),
+           CORRUPT_DATA, ["envelope"])
+
+    # --- the graph part: three digests cover it -----------------------------
+    g2 = w.build_graph(renamed(c.gdict))
+    report("the renamed graph is sealed anew (python) and differs",
+           g2 != graph and read_graph(g2)["sha256"] == graph_seal(g2), "")
+    full = w.build_container(g2, plan)
+    st, msg, lg = api.graph_load(full)
+    name = b""
+    if lg:
+        name = read_graph(api.save(lg, SAVE_GRAPH))["tensors"][0].get("name")
+        api.lib.cdnn_graph_destroy(lg)
+    report("container with its graph part edited and every digest re-sealed "
+           "(graph, graph_sha256, container) loads the edit",
+           st == SUCCESS and name == b"renamed",
+           "status %s: %s; name %r" % (STATUS_NAMES.get(st, st), msg, name))
+    expect("graph part edited, container SHA-256 not re-sealed -> "
+           "CORRUPT_DATA", api.graph_load(w.build_container(
+               g2, plan, digest=container_seal(1, 1, graph, plan))),
+           CORRUPT_DATA, ["the container is damaged", "SHA-256 does not match"])
+    expect("graph part edited, graph_sha256 not re-sealed -> CORRUPT_DATA",
+           api.graph_load(w.build_container(
+               g2, plan, graph_digest=hashlib.sha256(graph).digest())),
+           CORRUPT_DATA, ["the container is damaged", "graph part"])
+    # the edit under the unedited graph's digest
+    g2_stale = w.build_graph(dict(renamed(c.gdict), sha256=c.gdict["sha256"]),
+                             digest=None)
+    expect("graph part edited, the graph's own SHA-256 not re-sealed (the "
+           "container's are) -> CORRUPT_DATA the graph is damaged",
+           api.graph_load(w.build_container(g2_stale, plan)),
+           CORRUPT_DATA, ["the graph is damaged", "SHA-256 does not match"])
+
+    # --- format 1.0 containers: only cdnn 1.0's exact bytes ------------------
+    old, op = c.old, c.old_parts
+    st, msg, lg = api.graph_load(old)
+    resaved = api.save(lg, SAVE_PLAN) if lg else b""
+    if lg:
+        api.lib.cdnn_graph_destroy(lg)
+    report("container 1.0 cdnn 1.0 wrote loads, plan part re-saved as is",
+           st == SUCCESS and resaved == op["plan"],
+           "status %s: %s" % (STATUS_NAMES.get(st, st), msg))
+    expect("container 1.0 with a field 1.0 lacks -> CORRUPT_DATA (not "
+           "canonical 1.0)", api.blob_contents(w.build_container(
+               op["graph"], op["plan"], minor=0, digest=None, extra_field=1)),
+           CORRUPT_DATA, ["no SHA-256", "1.0"])
+    g_flip = bytearray(op["graph"])
     for k in range(len(g_flip) - 1, 0, -1):  # a name byte: still a valid graph
         if 0x61 <= g_flip[k] <= 0x7a:
             g_flip[k] ^= 0x20
             break
-    expect("container graph part changed, graph SHA-256 not re-sealed -> "
-           "CORRUPT_DATA", api.blob_contents(w.build_container(
-               bytes(g_flip), plan, graph_digest=hashlib.sha256(graph).digest())),
+    expect("container 1.0, graph part changed, graph SHA-256 not re-sealed "
+           "-> CORRUPT_DATA", api.blob_contents(w.build_container(
+               bytes(g_flip), op["plan"], minor=0, digest=None,
+               graph_digest=op["graph_sha256"])),
            CORRUPT_DATA, ["SHA-256"])
-    expect("container format 2.0 -> NOT_SUPPORTED naming 2.0 and 1.x",
-           api.plan_load(w.build_container(graph, plan, major=2)),
-           NOT_SUPPORTED, ["2.0", "1.x"])
-    newer = w.build_container(graph, plan, minor=1, extra_field=0xC0FFEE)
-    st, msg, lg = api.graph_load(newer)
-    ok = st == SUCCESS and lg is not None
-    resaved = api.save(lg, SAVE_PLAN) if ok else b""
-    if lg:
-        api.lib.cdnn_graph_destroy(lg)
-    report("container format 1.1 with an unknown field loads, plan intact",
-           ok and resaved == plan, "status %s: %s; resaved plan %s" % (
-               STATUS_NAMES.get(st, st), msg, hexdiff(resaved, plan)))
-    # Rewriting a field of the envelope without re-sealing anything: the
-    # canonical check (1.0 envelopes) refuses it.
-    same_minor_extra = w.build_container(graph, plan, extra_field=1)
-    expect("container format 1.0 with a field 1.0 lacks -> CORRUPT_DATA "
-           "(envelope not canonical)", api.blob_contents(same_minor_extra),
-           CORRUPT_DATA, ["envelope"])
+    # Issue 8: a 1.0 container whose minor read 1568 after a change to its
+    # envelope skipped the canonical check (a "newer minor" may add fields)
+    # and loaded.  Without a container digest nothing may be newer than 1.0.
+    for extra in (None, 0xBAD):
+        expect("container 1.0 relabelled minor 1568%s, no SHA-256 -> refused "
+               "(CORRUPT_DATA)" % (" with a field 1.0 lacks" if extra else ""),
+               api.plan_load(w.build_container(
+                   op["graph"], op["plan"], minor=1568, digest=None,
+                   extra_field=extra)),
+               CORRUPT_DATA, ["no SHA-256", "1.0"])
+    tab = struct.unpack_from("<I", old, 0)[0]
+    vt = tab - struct.unpack_from("<i", old, tab)[0]
+    tsize = struct.unpack_from("<H", old, vt + 2)[0]
+    done = 0
+    for off in range(4, tsize - 1, 2):  # the minor slot pointed into the table
+        value = struct.unpack_from("<H", old, tab + off)[0]
+        if value <= 1 or done:
+            continue
+        bad = bytearray(old)
+        struct.pack_into("<H", bad, vt + 4 + 2 * 1, off)
+        if root_field(bytes(bad), 1) is None:
+            continue
+        done = 1
+        expect("container 1.0, one vtable byte changed so that its minor "
+               "reads %d -> refused (CORRUPT_DATA)" % value,
+               api.plan_load(bytes(bad)), CORRUPT_DATA,
+               ["no SHA-256", "1.0"])
+    report("found a one-byte change that gives the 1.0 fixture a newer "
+           "minor", done, "none in its table")
 
-    # --- graphs written by flatc, newer minor and newer major -------------------
-    gjson = flatc_json(tmp, schema(schema_dir, "graph.fbs"), graph, "graph")
-    future = os.path.join(tmp, "graph_future.fbs")
-    with open(schema(schema_dir, "graph.fbs")) as f:
-        text = f.read()
-    # A 1.1 schema: one field appended to Graph and to Tensor.
-    text = text.replace("  nodes: [Node];\n}",
-                        "  nodes: [Node];\n  future_graph_field: uint;\n}")
-    text = text.replace("  scalar_value: double = 0;\n}",
-                        "  scalar_value: double = 0;\n"
-                        "  future_tensor_field: string;\n}")
-    with open(future, "w") as f:
-        f.write(text)
-    g11 = dict(gjson)
-    g11["format_minor"] = 1
-    g11["future_graph_field"] = 77
-    g11["tensors"] = [dict(t, future_tensor_field="x") for t in gjson["tensors"]]
-    graph11 = flatc_binary(tmp, future, g11, "graph11")
-    st, msg, lg = api.graph_load(graph11, with_handle=False)
-    loaded_key = api.content_key(lg) if lg else ""
+
+def graph_cases(c):
+    """Bare graphs: the digest covers every byte, the version included."""
+    api, w, graph, gd = c.api, c.w, c.graph, c.gdict
+
+    def load(data):
+        st, msg, lg = api.graph_load(data, with_handle=False)
+        k = api.content_key(lg) if lg else ""
+        if lg:
+            api.lib.cdnn_graph_destroy(lg)
+        return st, msg, k
+
+    g2 = w.build_graph(renamed(gd))
+    st, msg, lg = api.graph_load(g2, with_handle=False)
+    name = b""
     if lg:
+        name = read_graph(api.save(lg, SAVE_GRAPH))["tensors"][0].get("name")
         api.lib.cdnn_graph_destroy(lg)
-    report("graph format 1.1 (flatc, unknown fields) loads with the same "
-           "content key", st == SUCCESS and loaded_key == key,
+    report("graph edited (a tensor renamed) and re-sealed in python loads "
+           "the edit", st == SUCCESS and name == b"renamed",
+           "status %s: %s; name %r" % (STATUS_NAMES.get(st, st), msg, name))
+    stale = w.build_graph(dict(renamed(gd), sha256=gd["sha256"]), digest=None)
+    expect("graph edited, its SHA-256 not re-sealed -> CORRUPT_DATA damaged",
+           load(stale), CORRUPT_DATA,
+           ["the graph is damaged", "SHA-256 does not match"])
+    at = root_field(graph, 0)
+    for mask in (0x02, 0x01, 0x80):
+        expect("graph 1.1, major byte flipped (-> %d) -> CORRUPT_DATA "
+               "damaged, not 'newer'" % (1 ^ mask),
+               load(flipped(graph, at, mask)), CORRUPT_DATA,
+               ["the graph is damaged", "SHA-256 does not match"])
+    at = root_field(graph, 1)
+    expect("graph 1.1, minor byte flipped (-> 3) -> CORRUPT_DATA damaged",
+           load(flipped(graph, at, 0x02)), CORRUPT_DATA,
+           ["the graph is damaged", "SHA-256 does not match"])
+    expect("graph 1.1 relabelled 2.0 under its 1.1 digest -> CORRUPT_DATA",
+           load(w.build_graph(dict(gd, format_major=2), digest=None)),
+           CORRUPT_DATA, ["the graph is damaged", "SHA-256 does not match"])
+    expect("graph format 2.0, sealed -> NOT_SUPPORTED naming 2.0 and 1.x",
+           load(w.build_graph(dict(gd, format_major=2, format_minor=0))),
+           NOT_SUPPORTED, ["2.0", "1.x", "newer cdnn"])
+    no_digest = {k: v for k, v in gd.items() if k != "sha256"}
+    expect("graph 1.1 without its SHA-256 -> CORRUPT_DATA (1.1 always "
+           "carries one)", load(w.build_graph(no_digest)), CORRUPT_DATA,
+           ["the graph is damaged", "1.1", "always carries a SHA-256"])
+    expect("graph claiming 2.0 without a SHA-256 -> CORRUPT_DATA (only 1.0 "
+           "is digest-less)",
+           load(w.build_graph(dict(no_digest, format_major=2, format_minor=0))),
+           CORRUPT_DATA, ["the graph is damaged", "SHA-256"])
+    expect("graph SHA-256 of 31 bytes -> CORRUPT_DATA",
+           load(w.build_graph(dict(gd, sha256=bytes(31)), digest=None)),
+           CORRUPT_DATA,
+           ["the graph is damaged", "31 bytes"])
+    v10 = {k: v for k, v in no_digest.items() if k != "format_minor"}
+    report("graph format 1.0 (python, no digest) loads with the same content "
+           "key", load(w.build_graph(v10))[::2] == (SUCCESS, c.key),
+           "%s" % (load(w.build_graph(v10))[:2],))
+
+
+def flatc_graph_cases(c):
+    """Graphs written by flatc from a newer schema, sealed in python."""
+    api, tmp, schema_dir = c.api, c.tmp, c.schema_dir
+    gschema = schema(schema_dir, "graph.fbs")
+
+    def load(data):
+        st, msg, lg = api.graph_load(data, with_handle=False)
+        k = api.content_key(lg) if lg else ""
+        if lg:
+            api.lib.cdnn_graph_destroy(lg)
+        return st, msg, k
+
+    c.gjson = gjson = flatc_json(tmp, gschema, c.graph, "graph")
+    report("flatc reads cdnn's graph digest",
+           bytes(gjson.get("sha256", [])) == graph_seal(c.graph), "")
+    future = os.path.join(tmp, "graph_future.fbs")
+    with open(gschema) as f:
+        text = f.read()
+    # A 1.2 schema: a field appended to Graph (after the digest, field 8)
+    # and to Tensor.
+    new_text = text.replace("  sha256: [ubyte];\n}",
+                            "  sha256: [ubyte];\n  future_graph_field: uint;\n}")
+    new_text = new_text.replace("  scalar_value: double = 0;\n}",
+                                "  scalar_value: double = 0;\n"
+                                "  future_tensor_field: string;\n}")
+    report("the 1.2 schema appends fields to Graph and Tensor",
+           new_text.count("future_") == 2, "graph.fbs changed shape")
+    with open(future, "w") as f:
+        f.write(new_text)
+    g12 = dict(gjson)
+    g12["format_minor"] = 2
+    g12["future_graph_field"] = 77
+    g12["sha256"] = [0] * 32  # the writer's place for the digest
+    g12["tensors"] = [dict(t, future_tensor_field="x") for t in gjson["tensors"]]
+    zeroed = flatc_binary(tmp, future, g12, "graph12")
+    expect("graph format 1.2 (flatc), digest left zero -> CORRUPT_DATA",
+           load(zeroed), CORRUPT_DATA,
+           ["the graph is damaged", "SHA-256 does not match"])
+    st, msg, k = load(sealed_graph(zeroed))
+    report("graph format 1.2 (flatc, unknown fields, sealed in python) loads "
+           "with the same content key", st == SUCCESS and k == c.key,
            "status %s: %s" % (STATUS_NAMES.get(st, st), msg))
-    # A 1.1 graph that uses what 1.1 added -- a new Op value, a new NodeAttr
-    # union member -- cannot be loaded by a 1.0 reader, but it is not
+    bare = dict(g12)
+    del bare["sha256"]
+    expect("graph format 1.2 (flatc) without a SHA-256 -> CORRUPT_DATA",
+           load(flatc_binary(tmp, future, bare, "graph12_bare")), CORRUPT_DATA,
+           ["the graph is damaged", "1.2", "always carries a SHA-256"])
+    # A 1.2 graph that uses what 1.2 added -- a new Op value, a new NodeAttr
+    # union member -- cannot be loaded by a 1.1 reader, but it is not
     # damaged: NOT_SUPPORTED, "load them with a newer cdnn" (graph.fbs:
     # a new minor only adds fields or enum values).
-    text = text.replace(
+    newer = new_text.replace(
         "union NodeAttr { ConvAttr, PointwiseAttr, ReductionAttr, NormAttr, "
         "SdpaAttr }",
         "table FutureAttr { x: int; }\nunion NodeAttr { ConvAttr, "
         "PointwiseAttr, ReductionAttr, NormAttr, SdpaAttr, FutureAttr }")
-    text = text.replace("Rmsnorm, SdpaFwd\n}", "Rmsnorm, SdpaFwd, FutureOp\n}")
+    newer = newer.replace("Rmsnorm, SdpaFwd\n}", "Rmsnorm, SdpaFwd, FutureOp\n}")
+    report("the 1.2 schema adds an Op value and a NodeAttr member",
+           newer.count("Future") == 3, "graph.fbs changed shape")
     with open(future, "w") as f:
-        f.write(text)
+        f.write(newer)
     for what, change in (("a new Op value", {"op": "FutureOp"}),
                          ("a new NodeAttr member",
                           {"attr_type": "FutureAttr", "attr": {"x": 1}})):
-        gnew = json.loads(json.dumps(g11))
+        gnew = json.loads(json.dumps(g12))
         gnew["nodes"][0].update(change)
-        st, msg, lg = api.graph_load(
-            flatc_binary(tmp, future, gnew, "graph11_new"), with_handle=False)
-        if lg:
-            api.lib.cdnn_graph_destroy(lg)
-        expect("graph format 1.1 using %s -> NOT_SUPPORTED, newer cdnn"
-               % what, (st, msg), NOT_SUPPORTED, ["1.1", "newer cdnn"])
+        expect("graph format 1.2 using %s (sealed) -> NOT_SUPPORTED, newer "
+               "cdnn" % what,
+               load(sealed_graph(flatc_binary(tmp, future, gnew, "graph12_new"))),
+               NOT_SUPPORTED, ["1.2", "newer cdnn"])
     g20 = dict(gjson)
-    g20["format_major"] = 2
-    st, msg, lg = api.graph_load(
-        flatc_binary(tmp, schema(schema_dir, "graph.fbs"), g20, "graph20"),
-        with_handle=False)
-    if lg:
-        api.lib.cdnn_graph_destroy(lg)
-    expect("graph format 2.0 (flatc) -> NOT_SUPPORTED naming 2.0 and 1.x",
-           (st, msg), NOT_SUPPORTED, ["2.0", "1.x"])
+    g20["format_major"], g20["format_minor"] = 2, 0
+    g20["sha256"] = [0] * 32
+    expect("graph format 2.0 (flatc, sealed) -> NOT_SUPPORTED naming 2.0 and "
+           "1.x", load(sealed_graph(flatc_binary(tmp, gschema, g20, "graph20"))),
+           NOT_SUPPORTED, ["2.0", "1.x"])
+    del g20["sha256"]
+    expect("graph format 2.0 (flatc) without a SHA-256 -> CORRUPT_DATA (a "
+           "digest-less graph claiming more than 1.0 is damaged)",
+           load(flatc_binary(tmp, gschema, g20, "graph20_bare")), CORRUPT_DATA,
+           ["the graph is damaged", "SHA-256"])
+    g10 = {k: v for k, v in gjson.items() if k not in ("sha256", "format_minor")}
+    st, msg, k = load(flatc_binary(tmp, gschema, g10, "graph10"))
+    report("graph format 1.0 (flatc, no digest) loads with the same content "
+           "key", st == SUCCESS and k == c.key,
+           "status %s: %s" % (STATUS_NAMES.get(st, st), msg))
+    g11 = {k: v for k, v in gjson.items() if k != "sha256"}
+    expect("graph format 1.1 (flatc) without a SHA-256 -> CORRUPT_DATA",
+           load(flatc_binary(tmp, gschema, g11, "graph11_bare")), CORRUPT_DATA,
+           ["the graph is damaged", "always carries a SHA-256"])
 
-    # --- decoding with clients no one here wrote --------------------------------
+
+def decoding_cases(c):
+    """cdnn's bytes read by clients no one here wrote."""
+    api, tmp, schema_dir, fields = c.api, c.tmp, c.schema_dir, c.fields
+    plan, body, both, gjson = c.plan, c.body, c.both, c.gjson
     info = api.inspect(plan)
     mine = {"engine_id": fields["engine_id"],
             "engine_name": fields["engine_name"],
@@ -773,9 +1350,9 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
             "tensors": fields["tensors"]}
     theirs = {k: info[k] for k in mine}
     report("python classes read what cdnn_blob_inspect reports",
-           mine == theirs and info["plan"] == (major, minor) and
-           info["plan_verified"] == 1 and info["engine_name"] ==
-           ename.value.decode() and info["content_key"] == key,
+           mine == theirs and info["plan"] == (PLAN_MAJOR, PLAN_MINOR) and
+           info["plan_verified"] == 1 and info["engine_name"] == c.engine and
+           info["content_key"] == c.key,
            "python %s\ncdnn   %s" % (mine, theirs))
 
     pj = flatc_json(tmp, schema(schema_dir, "plan.fbs"), plan, "plan")
@@ -821,6 +1398,23 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
            pg_json.get("nodes") == gjson["nodes"],
            "payload %s" % {k: v for k, v in payload_json.items()
                            if k != "graph"})
+    # The payload's graph comes from the same encoder: 1.1, sealed.  Its
+    # bytes: CpuPayload field 4 (schema/cpu_payload.fbs), read with
+    # python3-flatbuffers' table reader.
+    from flatbuffers.table import Table
+    pay = bytearray(fields["payload"])
+    pt_ = Table(pay, struct.unpack_from("<I", pay, 0)[0])
+    o = pt_.Offset(4 + 2 * 4)
+    pgb = bytes(pay[pt_.Vector(o):pt_.Vector(o) + pt_.VectorLen(o)]) if o else b""
+    pgd = read_graph(pgb) if pgb else {}
+    report("the CPU payload's graph is format 1.1 with a SHA-256 that "
+           "python recomputes",
+           (pgd.get("format_major"), pgd.get("format_minor")) == (1, 1) and
+           graph_digest_at(pgb) is not None and
+           pgd.get("sha256") == graph_seal(pgb) and
+           bytes(pg_json.get("sha256", [])) == pgd.get("sha256"),
+           "payload graph %d bytes, format %s.%s" % (
+               len(pgb), pgd.get("format_major"), pgd.get("format_minor")))
     cj = flatc_json(tmp, schema(schema_dir, "container.fbs"), both,
                     "container")
     cg, cp = cj.get("graph"), cj.get("plan")
@@ -831,24 +1425,26 @@ def cases(lib_path, schema_dir, examples_dir, tmp):
         cp = flatc_json(tmp, schema(schema_dir, "plan.fbs"), bytes(cp),
                         "container_plan")
     cinfo = api.inspect(both)
-    report("flatc decodes cdnn's container: format 1.0, graph and plan",
+    report("flatc decodes cdnn's container: format 1.1, its SHA-256, graph "
+           "and plan",
            cj.get("format_major", 0) == CONTAINER_MAJOR and
-           cj.get("format_minor", 0) == CONTAINER_MINOR and cg == gjson and
-           cp == pj and cinfo["contents"] == BLOB_GRAPH | BLOB_PLAN and
-           cinfo["container"] == (1, 0) and cinfo["graph"] == (1, 0),
+           cj.get("format_minor", 0) == CONTAINER_MINOR and
+           bytes(cj.get("sha256", [])) == container_seal(1, 1, c.graph, plan)
+           and cg == gjson and cp == pj and
+           cinfo["contents"] == BLOB_GRAPH | BLOB_PLAN and
+           cinfo["container"] == (CONTAINER_MAJOR, CONTAINER_MINOR) and
+           cinfo["graph"] == (GRAPH_MAJOR, GRAPH_MINOR),
            "container %d.%d, graph equal %s, plan equal %s, inspect %s" % (
-               cj.get("format_major", 0), cj.get("format_minor", 0), cg == gjson, cp == pj,
-               cinfo["contents"]))
-    report("flatc decodes cdnn's graph: format 1.0, name, tensors, nodes",
-           gjson.get("format_major", 0) == 1 and
-           gjson.get("format_minor", 0) == 0 and
+               cj.get("format_major", 0), cj.get("format_minor", 0),
+               cg == gjson, cp == pj, cinfo))
+    report("flatc decodes cdnn's graph: format 1.1, name, tensors, nodes, "
+           "its SHA-256",
+           gjson.get("format_major", 0) == GRAPH_MAJOR and
+           gjson.get("format_minor", 0) == GRAPH_MINOR and
            len(gjson["tensors"]) == 8 and len(gjson["nodes"]) == 4 and
-           gjson.get("name") == "pointwise_chain",
+           gjson.get("name") == "pointwise_chain" and
+           len(gjson.get("sha256", [])) == 32,
            "graph %s" % json.dumps(gjson)[:300])
-
-    api.lib.cdnn_graph_destroy(g)
-    api.lib.cdnn_graph_destroy(other)
-    api.lib.cdnn_handle_destroy(api.handle)
 
 
 if __name__ == "__main__":
