@@ -192,14 +192,13 @@ static cdnn_status_t make_payload(cpu_context_t *ctx, const cdnn_graph_view_t *g
     return st;
 }
 
-/* A context for engine index; payload is the saved payload it is restored
- * from (kept as is), or NULL to make one from the graph. */
+/* A context for engine index; restored: made from a saved payload (which
+ * cdnn keeps and saves itself), else its payload is made from the graph. */
 static cdnn_status_t context_new(void *state, int32_t index,
                                  const cdnn_device_view_t *device,
                                  const cdnn_graph_view_t *graph,
                                  const cdnn_knob_value_t *knobs, int32_t knob_count,
-                                 const uint8_t *payload, size_t payload_size,
-                                 void **context)
+                                 int restored, void **context)
 {
     cdnn_status_t st = cpu_applicable(state, index, device, graph);
     if (st != CDNN_STATUS_SUCCESS)
@@ -211,16 +210,8 @@ static cdnn_status_t context_new(void *state, int32_t index,
     ctx->host = state;
     cdnn_device_view_t threads = with_threads(device, knobs, knob_count);
     st = ctx->engine->create(&threads, graph, knobs, knob_count, &ctx->inner);
-    if (st == CDNN_STATUS_SUCCESS && !payload)
+    if (st == CDNN_STATUS_SUCCESS && !restored)
         st = make_payload(ctx, graph, knobs, knob_count);
-    if (st == CDNN_STATUS_SUCCESS && payload) {
-        ctx->payload = malloc(payload_size);
-        ctx->payload_size = payload_size;
-        if (ctx->payload)
-            memcpy(ctx->payload, payload, payload_size);
-        else
-            st = cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
-    }
     if (st != CDNN_STATUS_SUCCESS) {
         context_free(ctx);
         return st;
@@ -235,13 +226,16 @@ static cdnn_status_t cpu_context_create(void *state, int32_t index,
                                         const cdnn_knob_value_t *knobs,
                                         int32_t knob_count, void **context)
 {
-    return context_new(state, index, device, graph, knobs, knob_count, NULL, 0, context);
+    return context_new(state, index, device, graph, knobs, knob_count, 0, context);
 }
 
 static cdnn_status_t cpu_context_save(void *context, void *buf, size_t cap,
                                       size_t *size)
 {
     const cpu_context_t *ctx = context;
+    if (ctx->restored_graph)
+        return cpu_fail(CDNN_STATUS_BAD_STATE, "this plan was loaded from saved bytes; "
+                        "cdnn saves it from those bytes and does not call the provider");
     *size = ctx->payload_size;
     if (!buf)
         return CDNN_STATUS_SUCCESS;
@@ -281,13 +275,11 @@ static cdnn_status_t check_payload_knobs(void *state, int32_t index,
     return CDNN_STATUS_SUCCESS;
 }
 
-/* Build a context from a decoded payload's graph, as a build would, but
- * keep the payload it came from rather than making it again, and the
- * decoded graph, which cdnn checks the plan's record against. */
+/* Build a context from a decoded payload's graph, as a build would, and
+ * keep the decoded graph, which cdnn checks the plan's record against. */
 static cdnn_status_t restore_from(void *state, int32_t index,
                                   const cdnn_device_view_t *device,
-                                  const cpu_payload_t *p, const void *payload,
-                                  size_t size, void **context)
+                                  const cpu_payload_t *p, void **context)
 {
     const cdnn_provider_host_t *host = state;
     const cdnn_graph_view_t *view = NULL;
@@ -298,8 +290,7 @@ static cdnn_status_t restore_from(void *state, int32_t index,
     st = host->graph_decode(p->graph, p->graph_size, &view, &token);
     if (st != CDNN_STATUS_SUCCESS)
         return host_failure(host, st, "the payload's graph does not load");
-    st = context_new(state, index, device, view, p->knobs, p->knob_count, payload, size,
-                     context);
+    st = context_new(state, index, device, view, p->knobs, p->knob_count, 1, context);
     if (st != CDNN_STATUS_SUCCESS) {
         host->release_graph(token);
         return st;
@@ -329,7 +320,7 @@ static cdnn_status_t cpu_context_restore(void *state, int32_t index,
         st = cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is for engine %s, not %s",
                       p.engine, e->name);
     else
-        st = restore_from(state, index, device, &p, payload, size, context);
+        st = restore_from(state, index, device, &p, context);
     cpu_payload_free(&p);
     return st;
 }

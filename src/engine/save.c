@@ -25,7 +25,13 @@
 
 /* ---- saving ---------------------------------------------------------------- */
 
-static cdnn_status_t payload_of(const candidate_t *c, uint8_t **payload, size_t *size)
+static cdnn_status_t provider_save_failed(const engine_slot_t *e)
+{
+    return cdnn_fail(CDNN_STATUS_EXECUTION_FAILED, "engine %s could not save its "
+                     "plan: %s", e->name, registry_provider_error(e->provider));
+}
+
+static cdnn_status_t payload_size(const candidate_t *c, size_t *size)
 {
     const engine_slot_t *e = c->engine;
     const cdnn_provider_t *t = e->provider->table;
@@ -33,18 +39,23 @@ static cdnn_status_t payload_of(const candidate_t *c, uint8_t **payload, size_t 
         return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED, "engine %s (provider %s %s) cannot "
                          "save plans", e->name, t->name, t->version);
     *size = 0;
-    *payload = NULL;
     if (t->context_save(c->context, NULL, 0, size) != CDNN_STATUS_SUCCESS)
-        return cdnn_fail(CDNN_STATUS_EXECUTION_FAILED, "engine %s could not save its "
-                         "plan: %s", e->name, registry_provider_error(e->provider));
-    *payload = malloc(*size + 1);
-    if (!*payload)
-        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory saving a plan");
-    if (t->context_save(c->context, *payload, *size, size) != CDNN_STATUS_SUCCESS) {
-        free(*payload);
-        return cdnn_fail(CDNN_STATUS_EXECUTION_FAILED, "engine %s could not save its "
-                         "plan: %s", e->name, registry_provider_error(e->provider));
-    }
+        return provider_save_failed(e);
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* The provider writes its payload straight into the plan being encoded. */
+static cdnn_status_t write_payload(void *writer, uint8_t *dst, size_t size)
+{
+    const candidate_t *c = writer;
+    size_t written = size;
+    if (c->engine->provider->table->context_save(c->context, dst, size, &written) !=
+        CDNN_STATUS_SUCCESS)
+        return provider_save_failed(c->engine);
+    if (written != size)
+        return cdnn_fail(CDNN_STATUS_INTERNAL_ERROR, "engine %s said its payload "
+                         "takes %zu bytes, then wrote %zu", c->engine->name, size,
+                         written);
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -58,9 +69,8 @@ static cdnn_status_t encode_plan(const plan_t *plan, uint8_t **bytes, size_t *si
     const candidate_t *c = plan_chosen(plan);
     if (!c)
         return cdnn_fail(CDNN_STATUS_BAD_STATE, NOT_CHOSEN_MESSAGE);
-    uint8_t *payload = NULL;
-    size_t payload_size;
-    cdnn_status_t st = payload_of(c, &payload, &payload_size);
+    size_t size_of_payload = 0;
+    cdnn_status_t st = payload_size(c, &size_of_payload);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     const engine_slot_t *e = c->engine;
@@ -76,13 +86,12 @@ static cdnn_status_t encode_plan(const plan_t *plan, uint8_t **bytes, size_t *si
         .workspace_size = c->workspace,
         .payload_major = e->payload_major,
         .payload_minor = e->payload_minor,
-        .payload = payload,
-        .payload_size = payload_size,
+        .payload_size = size_of_payload,
+        .write_payload = write_payload,
+        .writer = (void *)c,
         .content_key = plan->content_key,
     };
-    st = plan_format_encode(&r, bytes, size);
-    free(payload);
-    return st;
+    return plan_format_encode(&r, bytes, size);
 }
 
 /* The plan's bytes: made by the first save, under the lock, then kept.

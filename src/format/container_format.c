@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "format/blob.h"
+#include "format/envelope.h"
 #include "format/flatbuf.h"
 
 /* Field ids, in schema/container.fbs declaration order. */
@@ -32,6 +33,9 @@ static const fb_field_desc_t container_fields[CONTAINER_FIELDS] = {
 };
 static const fb_table_desc_t container_desc = {"Container", CONTAINER_FIELDS,
                                                container_fields};
+
+static const artifact_format_t container_format = {
+    "container", CONTAINER_FORMAT_MAJOR, CONTAINER_FORMAT_MINOR, 1};
 
 /* The parts of a container, as stored. */
 typedef struct parts {
@@ -75,7 +79,7 @@ static cdnn_status_t container_digest(const parts_t *p, uint8_t out[32])
 
 /* The container cdnn writes around the parts in format p->minor: 1 (this
  * build's), or 0 (what cdnn 1.0 wrote, for checking such containers). */
-static cdnn_status_t encode(const parts_t *p, uint8_t **bytes, size_t *size)
+static cdnn_status_t lay_out(envelope_t *e, const parts_t *p)
 {
     uint8_t graph_sha[32], sha[32];
     cdnn_status_t st = graph_digest(p->graph, p->graph_size, graph_sha);
@@ -83,23 +87,19 @@ static cdnn_status_t encode(const parts_t *p, uint8_t **bytes, size_t *size)
         st = container_digest(p, sha);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    fb_builder_t b;
-    fb_builder_init(&b);
-    fb_ref_t sha_ref = p->minor >= 1 ? fb_bytes(&b, sha, sizeof sha) : 0;
-    fb_ref_t graph_sha_ref = fb_bytes(&b, graph_sha, sizeof graph_sha);
-    fb_ref_t plan_ref = p->plan ? fb_bytes(&b, p->plan, p->plan_size) : 0;
-    fb_ref_t graph_ref = fb_bytes(&b, p->graph, p->graph_size);
-    fb_table_start(&b, CONTAINER_FIELDS);
-    fb_add_u16(&b, CONTAINER_MAJOR, p->major, 0);
-    fb_add_u16(&b, CONTAINER_MINOR, p->minor, 0);
-    fb_add_ref(&b, CONTAINER_GRAPH, graph_ref);
-    fb_add_ref(&b, CONTAINER_PLAN, plan_ref);
-    fb_add_ref(&b, CONTAINER_GRAPH_SHA256, graph_sha_ref);
-    fb_add_ref(&b, CONTAINER_SHA256, sha_ref);
-    if (fb_finish_copy(&b, fb_table_end(&b), CONTAINER_IDENTIFIER, bytes, size) != 0)
-        st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory encoding a container");
-    fb_builder_free(&b);
-    return st;
+    fb_builder_t *b = &e->b;
+    fb_ref_t sha_ref = p->minor >= 1 ? fb_bytes(b, sha, sizeof sha) : 0;
+    fb_ref_t graph_sha_ref = fb_bytes(b, graph_sha, sizeof graph_sha);
+    fb_ref_t plan_ref = p->plan ? envelope_part(e, p->plan, p->plan_size) : 0;
+    fb_ref_t graph_ref = envelope_part(e, p->graph, p->graph_size);
+    fb_table_start(b, CONTAINER_FIELDS);
+    fb_add_u16(b, CONTAINER_MAJOR, p->major, 0);
+    fb_add_u16(b, CONTAINER_MINOR, p->minor, 0);
+    fb_add_ref(b, CONTAINER_GRAPH, graph_ref);
+    fb_add_ref(b, CONTAINER_PLAN, plan_ref);
+    fb_add_ref(b, CONTAINER_GRAPH_SHA256, graph_sha_ref);
+    fb_add_ref(b, CONTAINER_SHA256, sha_ref);
+    return envelope_finish(e, fb_table_end(b), CONTAINER_IDENTIFIER);
 }
 
 cdnn_status_t container_encode(const uint8_t *graph, size_t graph_size,
@@ -108,21 +108,26 @@ cdnn_status_t container_encode(const uint8_t *graph, size_t graph_size,
 {
     parts_t p = {CONTAINER_FORMAT_MAJOR, CONTAINER_FORMAT_MINOR, graph, plan,
                  graph_size, plan_size};
-    return encode(&p, bytes, size);
+    envelope_t e;
+    envelope_init(&e);
+    cdnn_status_t st = lay_out(&e, &p);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = envelope_write(&e, bytes, size);
+    envelope_free(&e);
+    return st;
 }
 
 /* The envelope must be exactly what cdnn writes around these parts, so no
  * byte outside them can change unnoticed. */
 static cdnn_status_t check_canonical(const uint8_t *bytes, size_t size, const parts_t *p,
-                                     const char *why)
+                                     const char *what)
 {
-    uint8_t *expect = NULL;
-    size_t expect_size = 0;
-    cdnn_status_t st = encode(p, &expect, &expect_size);
-    if (st == CDNN_STATUS_SUCCESS &&
-        (expect_size != size || memcmp(expect, bytes, size) != 0))
-        st = cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the container is damaged: %s", why);
-    free(expect);
+    envelope_t e;
+    envelope_init(&e);
+    cdnn_status_t st = lay_out(&e, p);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = envelope_matches(&e, bytes, size, what);
+    envelope_free(&e);
     return st;
 }
 
@@ -159,17 +164,13 @@ static cdnn_status_t check_digest(const uint8_t *bytes, size_t size, const parts
         parts_t v1_0 = *p;
         v1_0.major = 1;
         v1_0.minor = 0;
-        return check_canonical(bytes, size, &v1_0, "it carries no SHA-256, so it "
-                               "must be a container format 1.0 exactly as cdnn writes "
-                               "it, and it is not");
+        return check_canonical(bytes, size, &v1_0, "the container, which carries no "
+                               "SHA-256 and so must be a container format 1.0 exactly "
+                               "as cdnn writes it,");
     }
     uint8_t digest[32];
     cdnn_status_t st = container_digest(p, digest);
-    if (st == CDNN_STATUS_SUCCESS && (n != 32 || memcmp(digest, stored, 32) != 0))
-        st = cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the container is damaged: its "
-                       "SHA-256 does not match its contents (the bytes were altered "
-                       "or truncated after saving)");
-    return st;
+    return st ? st : envelope_check_digest("the container", stored, n, digest);
 }
 
 static cdnn_status_t check_graph_digest(const uint8_t *bytes, size_t size,
@@ -197,17 +198,12 @@ cdnn_status_t container_decode(const uint8_t *bytes, size_t size,
         st = check_digest(bytes, size, &p);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    if (p.major != CONTAINER_FORMAT_MAJOR)
-        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED,
-                         "the container is in container format %u.%u, and this "
-                         "cdnn reads container format %d.x (up to %d.%d)",
-                         p.major, p.minor, CONTAINER_FORMAT_MAJOR,
-                         CONTAINER_FORMAT_MAJOR, CONTAINER_FORMAT_MINOR);
-    st = check_graph_digest(bytes, size, &p);
+    st = envelope_check_version(&container_format, p.major, p.minor);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_graph_digest(bytes, size, &p);
     /* A newer minor may add fields this build does not lay out. */
     if (st == CDNN_STATUS_SUCCESS && p.minor <= CONTAINER_FORMAT_MINOR)
-        st = check_canonical(bytes, size, &p, "its envelope bytes differ from what "
-                             "cdnn writes around its parts");
+        st = check_canonical(bytes, size, &p, "the container");
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     *graph = p.graph;

@@ -232,6 +232,16 @@ fb_ref_t fb_bytes(fb_builder_t *b, const void *data, size_t n)
     return vector_end(b, n);
 }
 
+fb_ref_t fb_bytes_hole(fb_builder_t *b, size_t n)
+{
+    return vector_begin(b, 1, 8, n) ? vector_end(b, n) : 0;
+}
+
+size_t fb_vector_data_at(size_t finished_size, fb_ref_t vector)
+{
+    return finished_size - vector + 4;
+}
+
 fb_ref_t fb_vector_i64(fb_builder_t *b, const int64_t *v, size_t n)
 {
     if (!v && n && !b->failed) {

@@ -56,6 +56,14 @@ fb_ref_t fb_string_len(fb_builder_t *b, const char *s, size_t len);
  * the bytes are placed 8-byte aligned (a nested buffer keeps its
  * alignment). */
 fb_ref_t fb_bytes(fb_builder_t *b, const void *data, size_t n);
+/** A [ubyte] vector of n bytes, laid out as fb_bytes would, whose elements
+ * are left unwritten: for large parts (a plan's body, a container's parts)
+ * that the caller places itself, after fb_finish, at
+ * fb_vector_data_at(size, ref) -- so that encoding copies them once, and
+ * checking an envelope copies them not at all.  Never read a hole. */
+fb_ref_t fb_bytes_hole(fb_builder_t *b, size_t n);
+/** Where a vector's elements lie in a finished buffer of finished_size. */
+size_t fb_vector_data_at(size_t finished_size, fb_ref_t vector);
 fb_ref_t fb_vector_i64(fb_builder_t *b, const int64_t *v, size_t n);
 /** A vector of tables or strings. */
 fb_ref_t fb_vector_refs(fb_builder_t *b, const fb_ref_t *refs, size_t n);

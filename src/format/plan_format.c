@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "format/blob.h"
+#include "format/envelope.h"
 #include "format/flatbuf.h"
 
 /* Field ids, in schema/plan.fbs declaration order. */
@@ -93,10 +94,11 @@ static uint8_t *pack_tensors(const plan_record_t *r)
 }
 
 static fb_ref_t encode_body(fb_builder_t *b, const plan_record_t *r,
-                            const uint8_t *packed_tensors)
+                            const uint8_t *packed_tensors, fb_ref_t *payload)
 {
     fb_ref_t content_key = fb_bytes(b, r->content_key, 32);
-    fb_ref_t payload = fb_bytes(b, r->payload, r->payload_size);
+    *payload = r->payload ? fb_bytes(b, r->payload, r->payload_size)
+                          : fb_bytes_hole(b, r->payload_size);
     fb_ref_t tensors = fb_vector_structs(b, packed_tensors, PLAN_TENSOR_BYTES, 8,
                                          r->tensor_count);
     fb_ref_t version = fb_string(b, r->provider_version);
@@ -113,59 +115,65 @@ static fb_ref_t encode_body(fb_builder_t *b, const plan_record_t *r,
     fb_add_u64(b, BODY_WORKSPACE, r->workspace_size, 0);
     fb_add_u16(b, BODY_PAYLOAD_MAJOR, r->payload_major, 0);
     fb_add_u16(b, BODY_PAYLOAD_MINOR, r->payload_minor, 0);
-    fb_add_ref(b, BODY_PAYLOAD, payload);
+    fb_add_ref(b, BODY_PAYLOAD, *payload);
     fb_add_ref(b, BODY_CONTENT_KEY, content_key);
     return fb_table_end(b);
 }
 
-/* Copy a finished buffer out of its builder. */
-static cdnn_status_t take_bytes(fb_builder_t *b, fb_ref_t root, const char *ident,
-                                uint8_t **bytes, size_t *size)
+/* The body's bytes, inside b.  A payload given as a writer is written in
+ * place, into the finished body: the provider's bytes are copied once. */
+static cdnn_status_t finish_body(fb_builder_t *b, const plan_record_t *r,
+                                 const uint8_t **body, size_t *size)
 {
-    if (fb_finish_copy(b, root, ident, bytes, size) != 0)
+    fb_ref_t payload = 0;
+    uint8_t *packed = pack_tensors(r);
+    fb_ref_t root = packed ? encode_body(b, r, packed, &payload) : 0;
+    free(packed);
+    if (!packed || fb_finish(b, root, NULL, body, size) != 0)
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory encoding a plan");
-    return CDNN_STATUS_SUCCESS;
+    if (r->payload)
+        return CDNN_STATUS_SUCCESS;
+    /* the builder's own buffer: writable, though fb_finish hands it out const */
+    uint8_t *at = (uint8_t *)*body + fb_vector_data_at(*size, payload);
+    return r->write_payload(r->writer, at, r->payload_size);
 }
 
-/* The envelope around a body.  Decoding re-encodes it and compares, so the
- * envelope bytes are canonical: every byte outside the body is either
- * meaningful and checked, or fixed (padding), and no flip goes unnoticed. */
-static cdnn_status_t encode_envelope(uint16_t major, uint16_t minor, const uint8_t *body,
-                                     size_t body_size, const uint8_t digest[32],
-                                     uint8_t **bytes, size_t *size)
+/* The envelope around a body: the layout decoding checks bytes against
+ * (envelope_matches), so every byte outside the body is either meaningful
+ * and checked, or fixed (padding), and no flip goes unnoticed. */
+static cdnn_status_t lay_out_envelope(envelope_t *e, uint16_t major, uint16_t minor,
+                                      const uint8_t *body, size_t body_size,
+                                      const uint8_t digest[32])
 {
-    fb_builder_t b;
-    fb_builder_init(&b);
-    fb_ref_t digest_ref = fb_bytes(&b, digest, 32);
-    fb_ref_t body_ref = fb_bytes(&b, body, body_size);
-    fb_table_start(&b, PLAN_FIELDS);
-    fb_add_u16(&b, PLAN_MAJOR, major, 0);
-    fb_add_u16(&b, PLAN_MINOR, minor, 0);
-    fb_add_ref(&b, PLAN_BODY, body_ref);
-    fb_add_ref(&b, PLAN_SHA256, digest_ref);
-    cdnn_status_t st = take_bytes(&b, fb_table_end(&b), PLAN_IDENTIFIER, bytes, size);
-    fb_builder_free(&b);
-    return st;
+    fb_ref_t digest_ref = fb_bytes(&e->b, digest, 32);
+    fb_ref_t body_ref = envelope_part(e, body, body_size);
+    fb_table_start(&e->b, PLAN_FIELDS);
+    fb_add_u16(&e->b, PLAN_MAJOR, major, 0);
+    fb_add_u16(&e->b, PLAN_MINOR, minor, 0);
+    fb_add_ref(&e->b, PLAN_BODY, body_ref);
+    fb_add_ref(&e->b, PLAN_SHA256, digest_ref);
+    return envelope_finish(e, fb_table_end(&e->b), PLAN_IDENTIFIER);
 }
 
 cdnn_status_t plan_format_encode(const plan_record_t *r, uint8_t **bytes, size_t *size)
 {
     fb_builder_t b;
-    uint8_t *body = NULL, digest[32];
+    envelope_t e;
+    const uint8_t *body = NULL;
     size_t body_size = 0;
-    uint8_t *packed = pack_tensors(r);
-    if (!packed)
-        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory encoding a plan");
+    uint8_t digest[32];
     fb_builder_init(&b);
-    cdnn_status_t st = take_bytes(&b, encode_body(&b, r, packed), NULL, &body, &body_size);
-    fb_builder_free(&b);
-    free(packed);
+    envelope_init(&e);
+    cdnn_status_t st = finish_body(&b, r, &body, &body_size);
     if (st == CDNN_STATUS_SUCCESS)
         st = body_digest(PLAN_FORMAT_MAJOR, PLAN_FORMAT_MINOR, body, body_size, digest);
     if (st == CDNN_STATUS_SUCCESS)
-        st = encode_envelope(PLAN_FORMAT_MAJOR, PLAN_FORMAT_MINOR, body, body_size,
-                             digest, bytes, size);
-    free(body);
+        st = lay_out_envelope(&e, PLAN_FORMAT_MAJOR, PLAN_FORMAT_MINOR, body, body_size,
+                              digest);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = envelope_write(&e, bytes, size);
+    envelope_free(&e);
+    fb_builder_free(&b);
     return st;
 }
 
@@ -183,21 +191,8 @@ static cdnn_status_t check_structure(const uint8_t *bytes, size_t size, fb_table
     return CDNN_STATUS_SUCCESS;
 }
 
-/* Only after the digest: the bytes are intact, so the version is real. */
-static cdnn_status_t check_version(const fb_table_t *plan)
-{
-    uint16_t major = fb_get_u16(plan, PLAN_MAJOR, 0);
-    uint16_t minor = fb_get_u16(plan, PLAN_MINOR, 0);
-    if (major != PLAN_FORMAT_MAJOR || minor > PLAN_FORMAT_MINOR)
-        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED,
-                         "the plan is in plan format %u.%u, and this cdnn reads "
-                         "plan format %d.x (up to %d.%d); %s",
-                         major, minor, PLAN_FORMAT_MAJOR, PLAN_FORMAT_MAJOR,
-                         PLAN_FORMAT_MINOR,
-                         major < PLAN_FORMAT_MAJOR ? "rebuild the plan from its graph"
-                                                   : "use a newer cdnn to load it");
-    return CDNN_STATUS_SUCCESS;
-}
+static const artifact_format_t plan_format = {"plan", PLAN_FORMAT_MAJOR,
+                                              PLAN_FORMAT_MINOR, 0};
 
 static cdnn_status_t check_digest(const fb_table_t *plan, const uint8_t **body,
                                   uint32_t *body_size)
@@ -205,20 +200,14 @@ static cdnn_status_t check_digest(const fb_table_t *plan, const uint8_t **body,
     uint32_t digest_size = 0;
     const uint8_t *stored = fb_get_vector(plan, PLAN_SHA256, &digest_size);
     *body = fb_get_vector(plan, PLAN_BODY, body_size);
-    if (!*body || !stored || digest_size != 32)
-        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the plan is damaged: its %s is "
-                         "missing", !*body ? "body" : "SHA-256");
+    if (!*body)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the plan is damaged: its body is "
+                         "missing");
     uint8_t digest[32];
     cdnn_status_t st = body_digest(fb_get_u16(plan, PLAN_MAJOR, 0),
                                    fb_get_u16(plan, PLAN_MINOR, 0), *body,
                                    *body_size, digest);
-    if (st != CDNN_STATUS_SUCCESS)
-        return st;
-    if (memcmp(digest, stored, sizeof digest) != 0)
-        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the plan is damaged: its SHA-256 "
-                         "does not match its contents (the bytes were altered or "
-                         "truncated after saving)");
-    return CDNN_STATUS_SUCCESS;
+    return st ? st : envelope_check_digest("the plan", stored, digest_size, digest);
 }
 
 /* The envelope must be exactly what cdnn writes around this body. */
@@ -226,18 +215,15 @@ static cdnn_status_t check_canonical(const uint8_t *bytes, size_t size,
                                      const fb_table_t *plan, const uint8_t *body,
                                      uint32_t body_size)
 {
-    uint8_t *expect = NULL;
-    size_t expect_size = 0;
+    envelope_t e;
     uint32_t digest_size;
-    cdnn_status_t st = encode_envelope(fb_get_u16(plan, PLAN_MAJOR, 0),
-                                       fb_get_u16(plan, PLAN_MINOR, 0), body, body_size,
-                                       fb_get_vector(plan, PLAN_SHA256, &digest_size),
-                                       &expect, &expect_size);
-    if (st == CDNN_STATUS_SUCCESS &&
-        (expect_size != size || memcmp(expect, bytes, size) != 0))
-        st = cdnn_fail(CDNN_STATUS_CORRUPT_DATA, "the plan is damaged: its envelope "
-                       "bytes differ from what cdnn writes around its (intact) body");
-    free(expect);
+    envelope_init(&e);
+    cdnn_status_t st = lay_out_envelope(&e, fb_get_u16(plan, PLAN_MAJOR, 0),
+                                        fb_get_u16(plan, PLAN_MINOR, 0), body, body_size,
+                                        fb_get_vector(plan, PLAN_SHA256, &digest_size));
+    if (st == CDNN_STATUS_SUCCESS)
+        st = envelope_matches(&e, bytes, size, "the plan");
+    envelope_free(&e);
     return st;
 }
 
@@ -311,7 +297,8 @@ cdnn_status_t plan_format_decode(const uint8_t *bytes, size_t size, plan_record_
     if (st == CDNN_STATUS_SUCCESS)
         st = check_digest(&plan, &body, &body_size);
     if (st == CDNN_STATUS_SUCCESS)
-        st = check_version(&plan);
+        st = envelope_check_version(&plan_format, fb_get_u16(&plan, PLAN_MAJOR, 0),
+                                    fb_get_u16(&plan, PLAN_MINOR, 0));
     if (st == CDNN_STATUS_SUCCESS)
         st = check_canonical(bytes, size, &plan, body, body_size);
     if (st == CDNN_STATUS_SUCCESS) {

@@ -36,8 +36,10 @@ typedef struct plan_record {
     uint32_t tensor_count;
     uint64_t workspace_size;
     uint16_t payload_major, payload_minor;
-    const uint8_t *payload;
+    const uint8_t *payload; /* NULL: write_payload writes it, in place */
     size_t payload_size;
+    cdnn_status_t (*write_payload)(void *writer, uint8_t *dst, size_t size);
+    void *writer;
     const uint8_t *content_key; /* 32 bytes */
 } plan_record_t;
 
