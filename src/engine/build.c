@@ -281,13 +281,12 @@ cdnn_status_t cdnn_graph_build(cdnn_graph_t *graph, cdnn_handle_t *handle,
         st = options_check_engine_knobs(opts);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    plan_destroy(graph->plan);
-    graph->plan = NULL;
+    graph_set_plan(graph, NULL, NULL);
     plan_t *plan = NULL;
     st = make_plan(graph, handle, opts, &plan);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    graph->plan = plan;
+    graph_set_plan(graph, plan, plan_destroy);
     const candidate_t *c = plan_chosen(plan);
     cdnn_log(CDNN_LOG_INFO, "graph '%s': built on %s: %s",
              graph->name ? graph->name : "(unnamed)", plan->device_string,

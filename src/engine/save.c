@@ -351,6 +351,17 @@ static cdnn_status_t load_plan(const uint8_t *bytes, size_t size, const cdnn_han
     return st;
 }
 
+/* Load plan bytes on h and give the plan to g. */
+static cdnn_status_t load_plan_into(cdnn_graph_t *g, const uint8_t *bytes, size_t size,
+                                    const cdnn_handle_t *h, cdnn_graph_t *container_graph)
+{
+    plan_t *plan = NULL;
+    cdnn_status_t st = load_plan(bytes, size, h, container_graph, &plan);
+    if (st == CDNN_STATUS_SUCCESS)
+        graph_set_plan(g, plan, plan_destroy);
+    return st;
+}
+
 /* The plan part of bytes that are a plan or a container; for a container
  * also its graph (validated), so that the plan is checked against it. */
 static cdnn_status_t plan_part(const uint8_t *bytes, size_t size, const uint8_t **plan,
@@ -391,7 +402,7 @@ cdnn_status_t cdnn_plan_load(cdnn_graph_t **graph, cdnn_handle_t *handle,
     if (st == CDNN_STATUS_SUCCESS)
         st = cdnn_graph_create(&g);
     if (st == CDNN_STATUS_SUCCESS)
-        st = load_plan(plan, plan_size, handle, container_graph, &g->plan);
+        st = load_plan_into(g, plan, plan_size, handle, container_graph);
     cdnn_graph_destroy(container_graph);
     if (st != CDNN_STATUS_SUCCESS) {
         cdnn_graph_destroy(g);
@@ -436,7 +447,7 @@ cdnn_status_t cdnn_graph_load(cdnn_graph_t **graph, cdnn_handle_t *handle,
     if (st == CDNN_STATUS_SUCCESS && handle && plan) {
         st = cdnn_graph_validate(g);
         if (st == CDNN_STATUS_SUCCESS)
-            st = load_plan(plan, plan_size, handle, g, &g->plan);
+            st = load_plan_into(g, plan, plan_size, handle, g);
     }
     if (st != CDNN_STATUS_SUCCESS) {
         cdnn_graph_destroy(g);

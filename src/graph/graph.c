@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "engine/plan.h"
 
 /* A plan-only graph holds a loaded plan and nothing to edit: an edit would
  * drop the plan and leave an empty graph. */
@@ -41,10 +40,17 @@ cdnn_status_t cdnn_graph_create(cdnn_graph_t **graph)
     return CDNN_STATUS_SUCCESS;
 }
 
+void graph_set_plan(cdnn_graph_t *g, struct plan *plan, void (*destroy)(struct plan *))
+{
+    if (g->plan)
+        g->plan_destroy(g->plan);
+    g->plan = plan;
+    g->plan_destroy = destroy;
+}
+
 void graph_invalidate(cdnn_graph_t *g)
 {
-    plan_destroy(g->plan);
-    g->plan = NULL;
+    graph_set_plan(g, NULL, NULL);
     free(g->tensor_views);
     free(g->node_views);
     g->tensor_views = NULL;

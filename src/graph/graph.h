@@ -32,7 +32,7 @@ typedef struct graph_node {
     cdnn_node_attr_t attr;
 } graph_node_t;
 
-struct plan; /* engine/plan.h */
+struct plan; /* engine/plan.h: owned here, never looked into */
 
 struct cdnn_graph {
     char *name;
@@ -50,6 +50,7 @@ struct cdnn_graph {
     cdnn_graph_view_t view;
 
     struct plan *plan; /* owned; NULL until built or loaded */
+    void (*plan_destroy)(struct plan *); /* the engine layer's teardown */
     /* Loaded from a bare plan: no tensors or nodes, only the plan. */
     int plan_only;
 };
@@ -76,6 +77,11 @@ cdnn_status_t graph_from_view(const cdnn_graph_view_t *view, cdnn_graph_t **out)
 
 /** Index of the tensor with uid, or -1. */
 int32_t graph_find_tensor(const cdnn_graph_t *g, int64_t uid);
+
+/** Give the graph a plan, destroying any it had.  The engine layer passes
+ * its own teardown, so that the graph layer frees plans without knowing
+ * what they are.  NULL drops the plan. */
+void graph_set_plan(cdnn_graph_t *g, struct plan *plan, void (*destroy)(struct plan *));
 
 /** Drop derived state after an edit (validation, plan). */
 void graph_invalidate(cdnn_graph_t *g);
