@@ -178,19 +178,51 @@ cdnn_status_t pw_compile_graph(pw_program_t *p, const cdnn_graph_view_t *g,
     return st != CDNN_STATUS_SUCCESS ? st : pw_finish(p);
 }
 
+/* The dims of t from the largest stride to the smallest (a stable sort,
+ * so that equal strides keep row-major order). */
+static void dims_by_stride(const cdnn_tensor_view_t *t, int32_t *order)
+{
+    for (int32_t d = 0; d < t->rank; d++) {
+        int32_t at = d;
+        for (; at > 0 && t->strides[order[at - 1]] < t->strides[d]; at--)
+            order[at] = order[at - 1];
+        order[at] = d;
+    }
+}
+
+/* The copy's index space runs in the order of the destination's memory,
+ * so that a copy into a transposed layout writes (and, from a source of
+ * that layout, reads) consecutive elements. */
+cdnn_status_t pw_compile_copy(pw_program_t *p, const cdnn_tensor_view_t *from,
+                              int32_t tensor, const cdnn_tensor_view_t *to,
+                              int32_t threads)
+{
+    int32_t order[CDNN_MAX_RANK];
+    int64_t dims[CDNN_MAX_RANK], read[CDNN_MAX_RANK], write[CDNN_MAX_RANK];
+    dims_by_stride(to, order);
+    for (int32_t k = 0; k < to->rank; k++) {
+        int32_t d = order[k];
+        dims[k] = to->dims[d];
+        read[k] = to->dims[d] == 1 ? 0 : from->strides[d];
+        write[k] = to->strides[d];
+    }
+    int32_t value;
+    pw_init(p, to->rank, dims, threads);
+    cdnn_status_t st = pw_add_input(p, tensor, from->type, read, &value);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = pw_add_output(p, value, PW_BUFFER, to->type, write);
+    return st != CDNN_STATUS_SUCCESS ? st : pw_finish(p);
+}
+
 cdnn_status_t pw_compile_pack(pw_program_t *p, const cdnn_tensor_view_t *t,
                               int32_t tensor, int32_t threads)
 {
-    int64_t from[CDNN_MAX_RANK], to[CDNN_MAX_RANK], step = 1;
+    cdnn_tensor_view_t packed = *t;
+    int64_t step = 1;
+    packed.type = CDNN_DATA_TYPE_F32;
     for (int32_t d = t->rank - 1; d >= 0; d--) {
-        from[d] = t->dims[d] == 1 ? 0 : t->strides[d];
-        to[d] = step;
+        packed.strides[d] = step;
         step *= t->dims[d];
     }
-    int32_t value;
-    pw_init(p, t->rank, t->dims, threads);
-    cdnn_status_t st = pw_add_input(p, tensor, t->type, from, &value);
-    if (st == CDNN_STATUS_SUCCESS)
-        st = pw_add_output(p, value, PW_BUFFER, CDNN_DATA_TYPE_F32, to);
-    return st != CDNN_STATUS_SUCCESS ? st : pw_finish(p);
+    return pw_compile_copy(p, t, tensor, &packed, threads);
 }

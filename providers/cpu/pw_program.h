@@ -126,6 +126,14 @@ cdnn_status_t pw_compile_graph(pw_program_t *p, const cdnn_graph_view_t *g,
                                int32_t first_node, int32_t entry_tensor,
                                int32_t threads);
 
+/* A program that copies tensor `from` (graph index `tensor`, any loadable
+ * type and strides) into the caller's buffer laid out as `to`: to's type
+ * and strides, over to's dims, which are from's or 1 where the copy keeps
+ * one element of a dim that from repeats (its stride is then ignored). */
+cdnn_status_t pw_compile_copy(pw_program_t *p, const cdnn_tensor_view_t *from,
+                              int32_t tensor, const cdnn_tensor_view_t *to,
+                              int32_t threads);
+
 /* A program that copies tensor t (graph index `tensor`, any loadable
  * type and strides) into the caller's buffer as packed row-major f32. */
 cdnn_status_t pw_compile_pack(pw_program_t *p, const cdnn_tensor_view_t *t,
