@@ -1,7 +1,18 @@
 /*
- * blas_matmul.c -- the cpu:blas_matmul engine: a batched f32 matmul by
+ * blas_matmul.c -- the cpu:blas_matmul engine: a batched matmul by
  * cblas_sgemm, optionally followed by a pointwise chain (bias add, gelu,
  * residual add, ...) applied as an epilogue.
+ *
+ * Operands are f32, f16 or bf16; sgemm reads only f32, so an f16 or bf16
+ * operand is first converted into an f32 copy in the workspace (exact:
+ * both widen to f32 without rounding).  The copy keeps the operand's
+ * orientation, so that converting a transposed matrix reads it in order,
+ * and keeps one copy of a batch dim the operand repeats through stride 0.
+ * Accumulation is f32 whatever the storage type, which satisfies an f32,
+ * f16 or bf16 compute type; f64 compute is refused rather than widened
+ * to, since sgemm is the point of this engine.  A result that is not
+ * stored as f32 (f16, bf16) goes through the epilogue, whose store rounds
+ * to nearest even.
  *
  * Each matrix only needs one of its last two strides to be 1: a row-major
  * or column-major matrix with any leading dimension is handed to sgemm as
@@ -10,7 +21,8 @@
  * after row (x[B, S, H] @ w[H, O]), the batch is folded into M so that one
  * large GEMM replaces many small ones.
  *
- * With an epilogue the GEMM runs over tiles of rows of C; each tile is
+ * With an epilogue (a pointwise chain, or a store converting to the
+ * output's type) the GEMM runs over tiles of rows of C; each tile is
  * finished by the epilogue right after its GEMM, while it is still in
  * cache.  Tiles are large (see MM_TILE_BYTES), because sgemm repacks b
  * for every call.  OpenBLAS threads the GEMMs (its own thread count); the
@@ -29,6 +41,15 @@
 #define MM_TILE_BYTES ((int64_t)8 << 20)
 #define MM_MIN_TILE_ROWS 512
 
+/* An f16 or bf16 operand converted to f32 in the workspace before the
+ * GEMMs: view is the copy as sgemm reads it. */
+typedef struct mm_staged {
+    int32_t active;
+    cdnn_tensor_view_t view;
+    pw_program_t convert;
+    size_t offset;
+} mm_staged_t;
+
 /* One operand as sgemm sees it. */
 typedef struct mm_operand {
     int32_t tensor;
@@ -46,6 +67,7 @@ typedef struct mm_context {
     int64_t batch_count;
     CBLAS_ORDER order;
     mm_operand_t a, b, c;
+    mm_staged_t staged[2]; /* a, b */
     int32_t has_epilogue;
     cpu_epilogue_t epilogue;
     int64_t tile_rows;
@@ -103,12 +125,18 @@ static void batch_strides(const cdnn_tensor_view_t *t, int32_t batch_rank,
  * Applicability
  * ------------------------------------------------------------------------ */
 
+static int is_half(cdnn_data_type_t type)
+{
+    return type == CDNN_DATA_TYPE_F16 || type == CDNN_DATA_TYPE_BF16;
+}
+
 static cdnn_status_t check_operand(const cdnn_tensor_view_t *t,
                                    const cdnn_tensor_view_t *c)
 {
-    if (t->type != CDNN_DATA_TYPE_F32)
+    if (t->type != CDNN_DATA_TYPE_F32 && !is_half(t->type))
         return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
-                        "'%s' is %s; this engine multiplies f32 only",
+                        "'%s' is %s; this engine multiplies f32, f16 and "
+                        "bf16",
                         t->name, cdnn_data_type_name(t->type));
     if (t->is_scalar)
         return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
@@ -137,18 +165,13 @@ static cdnn_status_t check_matmul(const cdnn_graph_view_t *g)
     if (g->compute_type == CDNN_DATA_TYPE_F64)
         return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the graph asks for f64 compute; this engine "
-                        "accumulates in f32");
+                        "accumulates in f32, for f16 and bf16 operands "
+                        "too");
     const cdnn_node_view_t *mm = &g->nodes[0];
     const cdnn_tensor_view_t *c = &g->tensors[mm->outputs[0]];
     cdnn_status_t st = check_operand(&g->tensors[mm->inputs[0]], c);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_operand(&g->tensors[mm->inputs[1]], c);
-    if (st == CDNN_STATUS_SUCCESS && g->node_count == 1 &&
-        c->type != CDNN_DATA_TYPE_F32)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
-                        "output '%s' is %s; this engine writes f32 (or any "
-                        "float type after a pointwise epilogue)",
-                        c->name, cdnn_data_type_name(c->type));
     return st;
 }
 
@@ -202,11 +225,20 @@ static cdnn_status_t fits_blasint(const mm_context_t *ctx)
     return CDNN_STATUS_SUCCESS;
 }
 
+/* An operand as sgemm reads it: the tensor itself, or its f32 copy. */
+static const cdnn_tensor_view_t *operand_view(const mm_context_t *ctx,
+                                              const cdnn_graph_view_t *g,
+                                              int32_t port)
+{
+    const mm_staged_t *s = &ctx->staged[port];
+    return s->active ? &s->view : &g->tensors[g->nodes[0].inputs[port]];
+}
+
 static cdnn_status_t describe_all(mm_context_t *ctx, const cdnn_graph_view_t *g)
 {
     const cdnn_node_view_t *mm = &g->nodes[0];
-    const cdnn_tensor_view_t *a = &g->tensors[mm->inputs[0]];
-    const cdnn_tensor_view_t *b = &g->tensors[mm->inputs[1]];
+    const cdnn_tensor_view_t *a = operand_view(ctx, g, 0);
+    const cdnn_tensor_view_t *b = operand_view(ctx, g, 1);
     const cdnn_tensor_view_t *c = &g->tensors[mm->outputs[0]];
     int32_t r = c->rank;
     ctx->m = c->dims[r - 2];
@@ -244,6 +276,53 @@ static cdnn_status_t describe_all(mm_context_t *ctx, const cdnn_graph_view_t *g)
     return fits_blasint(ctx);
 }
 
+/* True when t's last two dims are stored column-major: consecutive rows
+ * closer together than consecutive columns. */
+static int stored_column_major(const cdnn_tensor_view_t *t)
+{
+    int32_t r = t->rank;
+    return t->dims[r - 2] > 1 && t->dims[r - 1] > 1 &&
+           t->strides[r - 2] < t->strides[r - 1];
+}
+
+/* The dense f32 layout of t's copy: its matrices in t's orientation, one
+ * after another in row-major batch order, a batch dim that t repeats
+ * through stride 0 kept once (it then broadcasts as a dim of 1). */
+static void staged_layout(const cdnn_tensor_view_t *t, cdnn_tensor_view_t *v)
+{
+    int32_t r = t->rank;
+    *v = *t;
+    v->type = CDNN_DATA_TYPE_F32;
+    v->alignment = 0;
+    int column_major = stored_column_major(t);
+    v->strides[r - 1] = column_major ? t->dims[r - 2] : 1;
+    v->strides[r - 2] = column_major ? 1 : t->dims[r - 1];
+    int64_t step = t->dims[r - 2] * t->dims[r - 1];
+    for (int32_t d = r - 3; d >= 0; d--) {
+        if (t->strides[d] == 0)
+            v->dims[d] = 1;
+        v->strides[d] = step;
+        step *= v->dims[d];
+    }
+}
+
+/* Plan the f32 copy of an f16 or bf16 operand; an f32 one is read as it
+ * is. */
+static cdnn_status_t plan_staging(mm_context_t *ctx, const cdnn_graph_view_t *g,
+                                  int32_t port, int32_t threads)
+{
+    int32_t tensor = g->nodes[0].inputs[port];
+    const cdnn_tensor_view_t *t = &g->tensors[tensor];
+    mm_staged_t *s = &ctx->staged[port];
+    s->active = is_half(t->type);
+    if (!s->active)
+        return CDNN_STATUS_SUCCESS;
+    staged_layout(t, &s->view);
+    s->offset = cpu_ws_reserve(&ctx->ws, (size_t)cpu_tensor_elements(&s->view) *
+                                             sizeof(float));
+    return pw_compile_copy(&s->convert, t, tensor, &s->view, threads);
+}
+
 /* Tiles of rows for the epilogue, and scratch for one unless the GEMM
  * writes straight into the output. */
 static void plan_tiles(mm_context_t *ctx)
@@ -275,9 +354,12 @@ static cdnn_status_t mm_prepare(mm_context_t *ctx, const cdnn_graph_view_t *g,
     cdnn_status_t st = check_matmul(g);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    ctx->has_epilogue = g->node_count > 1;
+    const cdnn_tensor_view_t *c = &g->tensors[g->nodes[0].outputs[0]];
+    ctx->has_epilogue = g->node_count > 1 || c->type != CDNN_DATA_TYPE_F32;
     if (ctx->has_epilogue)
         st = cpu_epilogue_compile(&ctx->epilogue, g, threads);
+    for (int32_t port = 0; port < 2 && st == CDNN_STATUS_SUCCESS; port++)
+        st = plan_staging(ctx, g, port, threads);
     if (st == CDNN_STATUS_SUCCESS)
         st = describe_all(ctx, g);
     if (st == CDNN_STATUS_SUCCESS && ctx->has_epilogue)
@@ -305,9 +387,11 @@ static cdnn_status_t mm_create(const cdnn_device_view_t *device,
     mm_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
-    cdnn_status_t st = mm_prepare(ctx, graph, device->cpu_threads);
+    /* Prepared from the context's own copy, so that the staged views'
+     * names point into memory the context keeps. */
+    cdnn_status_t st = cpu_graph_copy(&ctx->graph, graph);
     if (st == CDNN_STATUS_SUCCESS)
-        st = cpu_graph_copy(&ctx->graph, graph);
+        st = mm_prepare(ctx, &ctx->graph.view, device->cpu_threads);
     if (st != CDNN_STATUS_SUCCESS) {
         mm_destroy(ctx);
         return st;
@@ -338,30 +422,49 @@ static int64_t batch_offset(const mm_context_t *ctx, const mm_operand_t *op,
     return off;
 }
 
+/* One execution: the bound tensors, and where sgemm reads a and b. */
+typedef struct mm_run {
+    void *const *ptrs;
+    const float *a, *b;
+} mm_run_t;
+
+/* The f32 operand of a port: the tensor, or its copy, converted now. */
+static const float *bind_operand(const mm_context_t *ctx, void *const *ptrs,
+                                 void *workspace, int32_t port,
+                                 const mm_operand_t *op)
+{
+    const mm_staged_t *s = &ctx->staged[port];
+    if (!s->active)
+        return ptrs[op->tensor];
+    pw_binding_t b = {.tensors = ptrs,
+                      .buffer = cpu_ws_at(workspace, s->offset)};
+    pw_run(&s->convert, &b, s->convert.total);
+    return b.buffer;
+}
+
 /* Rows [m0, m0 + rows) of batch `batch`, writing C at c with ldc. */
-static void gemm_rows(const mm_context_t *ctx, void *const *ptrs,
+static void gemm_rows(const mm_context_t *ctx, const mm_run_t *run,
                       int64_t batch, int64_t m0, int64_t rows, float *c,
                       int64_t ldc)
 {
-    const float *a = (const float *)ptrs[ctx->a.tensor] +
-                     batch_offset(ctx, &ctx->a, batch) + m0 * ctx->a.row_step;
-    const float *b = (const float *)ptrs[ctx->b.tensor] +
-                     batch_offset(ctx, &ctx->b, batch);
+    const float *a = run->a + batch_offset(ctx, &ctx->a, batch) +
+                     m0 * ctx->a.row_step;
+    const float *b = run->b + batch_offset(ctx, &ctx->b, batch);
     cblas_sgemm(ctx->order, ctx->a.trans, ctx->b.trans, (blasint)rows,
                 (blasint)ctx->n, (blasint)ctx->k, 1.0f, a, (blasint)ctx->a.ld,
                 b, (blasint)ctx->b.ld, 0.0f, c, (blasint)ldc);
 }
 
-static void run_with_epilogue(const mm_context_t *ctx, void *const *ptrs,
+static void run_with_epilogue(const mm_context_t *ctx, const mm_run_t *run,
                               float *scratch, int64_t batch)
 {
     for (int64_t m0 = 0; m0 < ctx->m; m0 += ctx->tile_rows) {
         int64_t rows = ctx->m - m0 < ctx->tile_rows ? ctx->m - m0
                                                     : ctx->tile_rows;
         int64_t e0 = (batch * ctx->m + m0) * ctx->n;
-        float *c = cpu_epilogue_target(&ctx->epilogue, ptrs, scratch, e0);
-        gemm_rows(ctx, ptrs, batch, m0, rows, c, ctx->n);
-        cpu_epilogue_run(&ctx->epilogue, ptrs, c, e0, e0 + rows * ctx->n);
+        float *c = cpu_epilogue_target(&ctx->epilogue, run->ptrs, scratch, e0);
+        gemm_rows(ctx, run, batch, m0, rows, c, ctx->n);
+        cpu_epilogue_run(&ctx->epilogue, run->ptrs, c, e0, e0 + rows * ctx->n);
     }
 }
 
@@ -380,13 +483,18 @@ static cdnn_status_t mm_execute(void *context, const cdnn_exec_args_t *args)
     float *scratch = ctx->ws.bytes
                          ? cpu_ws_at(args->workspace, ctx->scratch_offset)
                          : NULL;
+    mm_run_t run = {
+        .ptrs = ptrs,
+        .a = bind_operand(ctx, ptrs, args->workspace, 0, &ctx->a),
+        .b = bind_operand(ctx, ptrs, args->workspace, 1, &ctx->b),
+    };
     for (int64_t batch = 0; batch < ctx->batch_count; batch++) {
         if (ctx->has_epilogue) {
-            run_with_epilogue(ctx, ptrs, scratch, batch);
+            run_with_epilogue(ctx, &run, scratch, batch);
         } else {
             float *c = (float *)ptrs[ctx->c.tensor] +
                        batch_offset(ctx, &ctx->c, batch);
-            gemm_rows(ctx, ptrs, batch, 0, ctx->m, c, ctx->c.ld);
+            gemm_rows(ctx, &run, batch, 0, ctx->m, c, ctx->c.ld);
         }
     }
     return CDNN_STATUS_SUCCESS;
