@@ -10,10 +10,13 @@
  * A 1x1 filter with stride 1 and no padding needs no lowering.
  *
  * The GEMMs read packed NC(D)(H)W f32; inputs stored otherwise (NHWC, f16,
- * bf16) are first packed into the workspace.  The result goes through the
- * epilogue (epilogue.h): straight into a packed f32 output, or into
- * scratch and then stored or finished by the pointwise chain that follows
- * in the graph (bias add, relu, ...).
+ * bf16) are first packed into the workspace, f16 and bf16 widened exactly.
+ * The result goes through the epilogue (epilogue.h): straight into a
+ * packed f32 output, or into scratch and then stored (an f16 or bf16
+ * output rounded to nearest even) or finished by the pointwise chain that
+ * follows in the graph (bias add, relu, ...).  Accumulation is f32 for
+ * every storage type, which satisfies an f32, f16 or bf16 compute type;
+ * f64 compute is refused.
  *
  * Images are processed in chunks of device->cpu_threads: the lowering of a
  * chunk is split over threads by (image, channel) plane, then OpenBLAS
@@ -91,7 +94,7 @@ static cdnn_status_t check_conv(const cdnn_graph_view_t *g)
     if (g->compute_type == CDNN_DATA_TYPE_F64)
         return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the graph asks for f64 compute; this engine "
-                        "accumulates in f32");
+                        "accumulates in f32, for f16 and bf16 inputs too");
     cdnn_status_t st = check_input(&g->tensors[node->inputs[0]]);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_input(&g->tensors[node->inputs[1]]);

@@ -6,6 +6,12 @@
  * L1-resident float buffer (see pw_program.h): inputs are read once,
  * outputs written once, intermediates never reach memory.  Large outputs
  * are split over device->cpu_threads threads.
+ *
+ * f16 and bf16 tensors are widened to float on load and rounded to
+ * nearest even on store.  The graph's compute type is not checked: it
+ * names the precision sums accumulate in, and pointwise work sums
+ * nothing, so float (finer than f16 and bf16 by 13 and 16 bits) serves
+ * any compute type.
  */
 #include <stdlib.h>
 
