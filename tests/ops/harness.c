@@ -23,6 +23,12 @@ static int h_misaligned;
 static long h_case_count;
 static uint64_t h_run_ids[H_MAX_ENGINES];
 static long h_run_counts[H_MAX_ENGINES];
+/* Per engine (as in h_run_ids) and output type: outputs compared, and the
+ * largest error seen against the reference, as a fraction of
+ * max(|ref|, 1) and of the tolerance. */
+static long h_outputs_compared[H_MAX_ENGINES][CDNN_DATA_TYPE_COUNT];
+static double h_worst_error[H_MAX_ENGINES][CDNN_DATA_TYPE_COUNT];
+static double h_worst_share[H_MAX_ENGINES][CDNN_DATA_TYPE_COUNT];
 
 /* ------------------------------------------------------------------ */
 /* setup, failures, summary                                           */
@@ -111,26 +117,57 @@ int h_misaligned_off(void **state)
     return 0;
 }
 
-/* Count a comparison of engine id with the reference. */
-static void count_run(uint64_t id)
+/* The slot of engine id in the tables above, or -1 when they are full. */
+static int engine_slot(uint64_t id)
 {
     for (int i = 0; i < H_MAX_ENGINES; i++) {
         if (h_run_counts[i] == 0)
             h_run_ids[i] = id;
-        if (h_run_ids[i] == id) {
-            h_run_counts[i]++;
-            return;
-        }
+        if (h_run_ids[i] == id)
+            return i;
     }
+    return -1;
+}
+
+/* Count a comparison of engine id with the reference. */
+static void count_run(uint64_t id)
+{
+    int i = engine_slot(id);
+    if (i >= 0)
+        h_run_counts[i]++;
+}
+
+static void note_error(uint64_t id, cdnn_data_type_t type, double error,
+                       double share)
+{
+    int i = engine_slot(id);
+    if (i < 0 || (unsigned)type >= CDNN_DATA_TYPE_COUNT)
+        return;
+    h_outputs_compared[i][type]++;
+    h_worst_error[i][type] = fmax(h_worst_error[i][type], error);
+    h_worst_share[i][type] = fmax(h_worst_share[i][type], share);
+}
+
+static void summary_errors(int i)
+{
+    for (int t = 0; t < CDNN_DATA_TYPE_COUNT; t++)
+        if (h_outputs_compared[i][t])
+            print_message("ops:   %ld %s outputs: largest error %.3g of "
+                          "max(|ref|, 1), %.2f of the tolerance\n",
+                          h_outputs_compared[i][t],
+                          cdnn_data_type_name((cdnn_data_type_t)t),
+                          h_worst_error[i][t], h_worst_share[i][t]);
 }
 
 static void summary(void)
 {
     print_message("ops: %ld cases\n", h_case_count);
-    for (int i = 0; i < H_MAX_ENGINES && h_run_counts[i]; i++)
+    for (int i = 0; i < H_MAX_ENGINES && h_run_counts[i]; i++) {
         print_message("ops: %s compared with %s in %ld cases\n",
                       h_engine_name(h_run_ids[i]), H_REFERENCE,
                       h_run_counts[i]);
+        summary_errors(i);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -541,6 +578,12 @@ void h_expect(h_case_t *c, const char *engine)
         c->expect[c->expect_count++] = engine;
 }
 
+int h_gemm_type(cdnn_data_type_t type)
+{
+    return type == CDNN_DATA_TYPE_F32 || type == CDNN_DATA_TYPE_F16 ||
+           type == CDNN_DATA_TYPE_BF16;
+}
+
 /* ------------------------------------------------------------------ */
 /* preparing, building, executing                                     */
 
@@ -664,13 +707,25 @@ void h_values_free(h_values_t *v)
 /* ------------------------------------------------------------------ */
 /* checking outputs                                                   */
 
+/*
+ * Allowed error as a fraction of max(|ref|, 1).  f16 and bf16 tolerances
+ * come from their spacing, 2^-10 and 2^-7 of a value's magnitude: the
+ * engine and the reference each round a result computed in f32 or f64
+ * (both far finer) to the type once, so they may land one spacing apart
+ * when the exact value lies near a rounding boundary.  An accumulation
+ * may take a second spacing: its f32 sum's own error grows with the
+ * reduction length but stays below 2% of an f16 spacing for the lengths
+ * here (K * 2^-24 with K <= 1152), and the reference rounds typed
+ * intermediates that the fused engines keep in float.
+ */
 static double tolerance(cdnn_data_type_t type, h_kind_t kind)
 {
+    double roundings = kind == H_ELEMENTWISE ? 1.0 : 2.0;
     switch (type) {
     case CDNN_DATA_TYPE_F32: return kind == H_ELEMENTWISE ? 1e-5 : 1e-4;
     case CDNN_DATA_TYPE_F64: return kind == H_ELEMENTWISE ? 1e-12 : 1e-10;
-    case CDNN_DATA_TYPE_F16: return 1e-2;
-    case CDNN_DATA_TYPE_BF16: return 5e-2;
+    case CDNN_DATA_TYPE_F16: return roundings * 0x1p-10;
+    case CDNN_DATA_TYPE_BF16: return roundings * 0x1p-7;
     default: return 0.0;
     }
 }
@@ -690,18 +745,21 @@ static void format_index(const h_tensor_t *t, int64_t linear, char *out,
                                 (long long)idx[d]);
 }
 
-/* Compare got with ref over every element of t; what says what got is. */
-static void compare_values(const h_case_t *c, const h_tensor_t *t,
-                           const double *ref, const double *got,
-                           const char *engine, const char *what)
+/* Compare got with ref over every element of t; what says what got is.
+ * Returns the largest error as a fraction of max(|ref|, 1) (infinite
+ * when an element is NaN where it should not be). */
+static double compare_values(const h_case_t *c, const h_tensor_t *t,
+                             const double *ref, const double *got,
+                             const char *engine, const char *what)
 {
     int64_t n = element_count(t), bad = 0, first = -1;
-    double maxref = 0.0, worst = 0.0;
+    double maxref = 0.0, worst = 0.0, largest = 0.0;
     for (int64_t i = 0; i < n; i++)
         maxref = fmax(maxref, fabs(ref[i]));
     double tol = tolerance(t->type, c->kind) * fmax(maxref, 1.0);
     for (int64_t i = 0; i < n; i++) {
         double err = fabs(got[i] - ref[i]);
+        largest = isnan(err) ? INFINITY : fmax(largest, err);
         if (err <= tol)
             continue;
         if (first < 0)
@@ -710,7 +768,7 @@ static void compare_values(const h_case_t *c, const h_tensor_t *t,
         worst = isnan(err) ? err : fmax(worst, err);
     }
     if (bad == 0)
-        return;
+        return largest / fmax(maxref, 1.0);
     char at[96];
     format_index(t, first, at, sizeof at);
     h_fail(c, engine,
@@ -719,6 +777,7 @@ static void compare_values(const h_case_t *c, const h_tensor_t *t,
            "worst error %.3g",
            what, (long long)t->uid, (long long)bad, (long long)n, tol, maxref,
            at, ref[first], got[first], worst);
+    return largest / fmax(maxref, 1.0);
 }
 
 /* Every byte of buf outside t's elements must still be the poison. */
@@ -852,12 +911,15 @@ static int run_reference(h_case_t *c)
 }
 
 static void compare_output(const h_case_t *c, const h_tensor_t *t,
-                           const unsigned char *got, const char *engine)
+                           const unsigned char *got, uint64_t id)
 {
+    const char *engine = h_engine_name(id);
     double *ref = logical(t, t->buf);
     double *val = logical(t, got);
     if (ref != NULL && val != NULL) {
-        compare_values(c, t, ref, val, engine, "output");
+        double error = compare_values(c, t, ref, val, engine, "output");
+        double tol = tolerance(t->type, c->kind);
+        note_error(id, t->type, error, tol > 0 ? error / tol : 0.0);
         check_gaps(c, t, got, engine);
     }
     free(ref);
@@ -878,7 +940,7 @@ static void run_engine(h_case_t *c, uint64_t id)
     if (h_execute(c, outs, engine) == CDNN_STATUS_SUCCESS) {
         for (int i = 0; i < c->count; i++)
             if (c->t[i].role == H_ROLE_OUTPUT)
-                compare_output(c, &c->t[i], outs[i], engine);
+                compare_output(c, &c->t[i], outs[i], id);
     }
     for (int i = 0; i < c->count; i++)
         free(raw[i]);

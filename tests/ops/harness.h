@@ -142,6 +142,10 @@ void h_call(h_case_t *c, cdnn_status_t st, const char *what);
 /** Require that this fast engine claims the case. */
 void h_expect(h_case_t *c, const char *engine);
 
+/** True for the storage types cpu:blas_matmul and cpu:blas_conv take:
+ * f32, and f16 and bf16, which they widen to f32 (f64 they refuse). */
+int h_gemm_type(cdnn_data_type_t type);
+
 /** Run and compare as described above; frees everything of the case. */
 void h_run(h_case_t *c);
 
