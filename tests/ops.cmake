@@ -13,6 +13,9 @@ add_executable(test_ops
   ${CMAKE_CURRENT_LIST_DIR}/ops/threads.c)
 target_include_directories(test_ops PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(test_ops PRIVATE cdnn ${CMOCKA_LIBRARY} Threads::Threads m)
+# The matmul family checks which engine the shipped f16 example gets.
+target_compile_definitions(test_ops PRIVATE
+  CDNN_EXAMPLES_DIR="${PROJECT_SOURCE_DIR}/examples")
 # The tests load the CPU provider that libcdnn.so finds beside itself.
 add_dependencies(test_ops cdnn_provider_cpu)
 add_test(NAME ops COMMAND test_ops)

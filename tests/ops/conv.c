@@ -3,7 +3,8 @@
  *
  * Every shape runs in every float type and in three layouts: packed
  * (NCHW), channels-last (NHWC) and padded strides; the reference output of
- * each non-packed layout must also equal the packed one.
+ * each non-packed layout must also equal the packed one.  Some shapes also
+ * run with f16 or bf16 operands and an output of another float type.
  */
 #include <stdio.h>
 
@@ -92,9 +93,11 @@ static void conv_describe(const conv_shape_t *s, char *out, size_t cap)
              (long long)s->dilation[2]);
 }
 
-/* Declare the tensors and the node of one direction. */
+/* Declare the tensors and the node of one direction: its two inputs of
+ * type in, its output of type out. */
 static void conv_declare(h_case_t *c, conv_dir_t dir, const conv_shape_t *s,
-                         cdnn_data_type_t type, h_layout_t layout)
+                         cdnn_data_type_t in, cdnn_data_type_t out,
+                         h_layout_t layout)
 {
     int64_t x[5], w[5], y[5];
     int32_t r = s->spatial + 2;
@@ -102,22 +105,22 @@ static void conv_declare(h_case_t *c, conv_dir_t dir, const conv_shape_t *s,
     conv_dims(s, x, w, y);
     conv_attr(s, &a);
     if (dir == CONV_FWD) {
-        h_input(c, CONV_X, type, r, x, layout, H_UNIFORM);
-        h_input(c, CONV_W, type, r, w, layout, H_UNIFORM);
-        h_output(c, CONV_Y, type, layout == H_PACKED ? 0 : r, y, layout);
+        h_input(c, CONV_X, in, r, x, layout, H_UNIFORM);
+        h_input(c, CONV_W, in, r, w, layout, H_UNIFORM);
+        h_output(c, CONV_Y, out, layout == H_PACKED ? 0 : r, y, layout);
         h_call(c, cdnn_graph_conv_fwd(c->graph, "conv", &a, CONV_X, CONV_W,
                                       CONV_Y), "cdnn_graph_conv_fwd");
     } else if (dir == CONV_BWD_DATA) {
-        h_input(c, CONV_Y, type, r, y, layout, H_UNIFORM);
-        h_input(c, CONV_W, type, r, w, layout, H_UNIFORM);
-        h_output(c, CONV_X, type, r, x, layout);
+        h_input(c, CONV_Y, in, r, y, layout, H_UNIFORM);
+        h_input(c, CONV_W, in, r, w, layout, H_UNIFORM);
+        h_output(c, CONV_X, out, r, x, layout);
         h_call(c, cdnn_graph_conv_bwd_data(c->graph, "dgrad", &a, CONV_Y,
                                            CONV_W, CONV_X),
                "cdnn_graph_conv_bwd_data");
     } else {
-        h_input(c, CONV_X, type, r, x, layout, H_UNIFORM);
-        h_input(c, CONV_Y, type, r, y, layout, H_UNIFORM);
-        h_output(c, CONV_W, type, r, w, layout);
+        h_input(c, CONV_X, in, r, x, layout, H_UNIFORM);
+        h_input(c, CONV_Y, in, r, y, layout, H_UNIFORM);
+        h_output(c, CONV_W, out, r, w, layout);
         h_call(c, cdnn_graph_conv_bwd_filter(c->graph, "wgrad", &a, CONV_X,
                                              CONV_Y, CONV_W),
                "cdnn_graph_conv_bwd_filter");
@@ -137,10 +140,44 @@ static void conv_case(conv_dir_t dir, const conv_shape_t *s,
         c.keep = packed;
     else
         c.against = packed;
-    conv_declare(&c, dir, s, type, layout);
-    if (type == CDNN_DATA_TYPE_F32)
+    conv_declare(&c, dir, s, type, type, layout);
+    if (h_gemm_type(type))
         h_expect(&c, H_BLAS_CONV);
     h_run(&c);
+}
+
+static void conv_mixed_case(conv_dir_t dir, const conv_shape_t *s,
+                            cdnn_data_type_t in, cdnn_data_type_t out,
+                            h_layout_t layout)
+{
+    char desc[256];
+    h_case_t c;
+    conv_describe(s, desc, sizeof desc);
+    h_begin(&c, H_ACCUMULATE, "%s %s->%s %s %s", conv_dir_names[dir],
+            cdnn_data_type_name(in), cdnn_data_type_name(out),
+            h_layout_name(layout), desc);
+    conv_declare(&c, dir, s, in, out, layout);
+    if (h_gemm_type(in) && h_gemm_type(out))
+        h_expect(&c, H_BLAS_CONV);
+    h_run(&c);
+}
+
+/* Half operands with an f32 output, f32 operands with a half output. */
+static void conv_mixed_family(conv_dir_t dir)
+{
+    static const cdnn_data_type_t pairs[][2] = {
+        {CDNN_DATA_TYPE_F16, CDNN_DATA_TYPE_F32},
+        {CDNN_DATA_TYPE_BF16, CDNN_DATA_TYPE_F32},
+        {CDNN_DATA_TYPE_F32, CDNN_DATA_TYPE_F16},
+        {CDNN_DATA_TYPE_F32, CDNN_DATA_TYPE_BF16},
+    };
+    static const size_t shapes[] = {1, 4};
+    for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++)
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            for (size_t l = 0; l < sizeof conv_layouts / sizeof *conv_layouts;
+                 l++)
+                conv_mixed_case(dir, &conv_shapes[shapes[s]], pairs[p][0],
+                                pairs[p][1], conv_layouts[l]);
 }
 
 static void conv_family(conv_dir_t dir)
@@ -155,6 +192,7 @@ static void conv_family(conv_dir_t dir)
             h_values_free(&packed);
         }
     }
+    conv_mixed_family(dir);
     h_done();
 }
 

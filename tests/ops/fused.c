@@ -71,7 +71,7 @@ static void cbr_case(const cbr_shape_t *s, cdnn_data_type_t type,
            "cdnn_graph_conv_fwd");
     f_pointwise(&c, CDNN_PW_ADD, F_T1, F_BIAS, F_T2);
     f_pointwise(&c, CDNN_PW_RELU_FWD, F_T2, CDNN_UID_NONE, F_Y);
-    if (type == CDNN_DATA_TYPE_F32)
+    if (h_gemm_type(type))
         h_expect(&c, H_BLAS_CONV);
     h_run(&c);
 }
@@ -105,7 +105,7 @@ static void conv_residual_case(cdnn_data_type_t type, h_layout_t layout,
     f_pointwise(&c, CDNN_PW_ADD, F_T1, F_RES, F_T2);
     f_pointwise(&c, CDNN_PW_RELU_FWD, F_T2, CDNN_UID_NONE, F_T3);
     f_pointwise(&c, CDNN_PW_MUL, F_T3, F_BIAS, F_Y);
-    if (type == CDNN_DATA_TYPE_F32 && !keep_conv)
+    if (h_gemm_type(type) && !keep_conv)
         h_expect(&c, H_BLAS_CONV);
     h_run(&c);
 }
@@ -169,7 +169,7 @@ static void mbgr_case(const mbgr_shape_t *s, cdnn_data_type_t type,
     f_pointwise(&c, CDNN_PW_ADD, F_T1, F_BIAS, F_T2);
     f_pointwise(&c, CDNN_PW_GELU_FWD, F_T2, CDNN_UID_NONE, F_T3);
     f_pointwise(&c, CDNN_PW_ADD, F_T3, F_RES, F_Y);
-    if (type == CDNN_DATA_TYPE_F32)
+    if (h_gemm_type(type))
         h_expect(&c, H_BLAS_MATMUL);
     h_run(&c);
 }
@@ -192,7 +192,7 @@ static void mm_row_scale_case(cdnn_data_type_t type, h_layout_t layout)
            "cdnn_graph_matmul");
     f_pointwise(&c, CDNN_PW_MUL, F_T1, F_BIAS, F_T2);
     f_pointwise(&c, CDNN_PW_SIGMOID_FWD, F_T2, CDNN_UID_NONE, F_Y);
-    if (type == CDNN_DATA_TYPE_F32)
+    if (h_gemm_type(type))
         h_expect(&c, H_BLAS_MATMUL);
     h_run(&c);
 }

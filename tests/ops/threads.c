@@ -1,7 +1,7 @@
 /*
  * threads.c -- one built graph executed from 8 threads at once must give,
  * byte for byte, what a single execution gives; for every applicable
- * engine of a matmul, a conv, a pointwise chain, a layer-norm and an
+ * engine of a matmul (f32 and f16), a conv, a pointwise chain, a layer-norm and an
  * attention graph.
  */
 #include <pthread.h>
@@ -157,14 +157,17 @@ static void th_case(h_case_t *c, const char *expect)
     h_case_free(c);
 }
 
-static void th_matmul(void)
+/* In f16, the GEMM engine converts the operands into each execution's
+ * own workspace. */
+static void th_matmul(cdnn_data_type_t type)
 {
     static const int64_t a[3] = {2, 96, 80}, b[3] = {2, 80, 112};
     h_case_t c;
-    h_begin(&c, H_ACCUMULATE, "8 threads: matmul f32 [2,96,80]x[2,80,112]");
-    h_input(&c, 1, CDNN_DATA_TYPE_F32, 3, a, H_PACKED, H_UNIFORM);
-    h_input(&c, 2, CDNN_DATA_TYPE_F32, 3, b, H_TRANSPOSED, H_UNIFORM);
-    h_output(&c, 3, CDNN_DATA_TYPE_F32, 0, NULL, H_PACKED);
+    h_begin(&c, H_ACCUMULATE, "8 threads: matmul %s [2,96,80]x[2,80,112]",
+            cdnn_data_type_name(type));
+    h_input(&c, 1, type, 3, a, H_PACKED, H_UNIFORM);
+    h_input(&c, 2, type, 3, b, H_TRANSPOSED, H_UNIFORM);
+    h_output(&c, 3, type, 0, NULL, H_PACKED);
     h_call(&c, cdnn_graph_matmul(c.graph, "mm", 1, 2, 3), "cdnn_graph_matmul");
     th_case(&c, H_BLAS_MATMUL);
 }
@@ -241,7 +244,8 @@ static void th_sdpa(void)
 void test_concurrent_execute(void **state)
 {
     (void)state;
-    th_matmul();
+    th_matmul(CDNN_DATA_TYPE_F32);
+    th_matmul(CDNN_DATA_TYPE_F16);
     th_conv();
     th_pointwise(CDNN_DATA_TYPE_F32);
     th_pointwise(CDNN_DATA_TYPE_BF16);
