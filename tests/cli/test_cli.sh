@@ -6,14 +6,23 @@ cdnn=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$cdnn" --help | grep -q "usage: cdnn" || fail "--help"
-for cmd in engines demo; do
-    "$cdnn" "$cmd" --help | grep -q "usage: cdnn $cmd" || fail "$cmd --help"
+# Every command the top-level usage lists answers --help with its own usage
+# on stdout and exit 0 (none runs instead, as `version` once did).
+commands=$("$cdnn" --help | sed -n 's/^  \([a-z]\+\)   .*/\1/p')
+[ "$(echo "$commands" | wc -l)" -ge 7 ] || fail "top-level usage lists: $commands"
+for cmd in $commands; do
+    out=$("$cdnn" "$cmd" --help) || fail "$cmd --help exited $?"
+    echo "$out" | head -n 1 | grep -q "^usage: cdnn $cmd" ||
+        fail "$cmd --help printed no usage first: $out"
 done
+[ "$("$cdnn" version)" = "$("$cdnn" --version)" ] || fail "version and --version differ"
+"$cdnn" version | grep -Eq "^cdnn [0-9]+\.[0-9]+\.[0-9]+" || fail "version prints no version"
 set +e
 "$cdnn" >/dev/null 2>&1; [ $? -eq 2 ] || fail "no command must exit 2"
 "$cdnn" frobnicate >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown command must exit 2"
 "$cdnn" engines --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown option must exit 2"
 "$cdnn" engines --device gpu >/dev/null 2>&1; [ $? -eq 1 ] || fail "bad device must exit 1"
+"$cdnn" version extra >/dev/null 2>&1; [ $? -eq 2 ] || fail "version with an argument must exit 2"
 set -e
 
 "$cdnn" engines | grep -q "^0x[0-9a-f]\{16\}  cpu:reference" || fail "engines lists cpu:reference"

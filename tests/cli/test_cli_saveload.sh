@@ -43,7 +43,7 @@ for json in $graphs; do
         --form plan --engine cpu:reference
 
     # inspect: text and JSON, for each form.
-    expect 0 "^kind +graph\+plan container" "$cdnn" inspect "$n.cdgp"
+    expect 0 "^kind +container holding a graph and its plan$" "$cdnn" inspect "$n.cdgp"
     expect 0 "^integrity +verified \(SHA-256\)" "$cdnn" inspect "$n.cdgp"
     expect 0 "^graph content key +[0-9a-f]{64}$" "$cdnn" inspect "$n.cdpl"
     expect 0 "^kind +graph$" "$cdnn" inspect "$n.cdg"
@@ -56,7 +56,7 @@ for json in $graphs; do
     /usr/bin/python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["kind"] == "graph+plan", d
+assert d["ok"] is True and d["kind"] == "graph+plan" and d["container"] is True, d
 assert d["plan"]["verified"] is True and d["plan"]["digest"] == "SHA-256", d
 assert d["graph"]["content_key"] == d["plan"]["graph_content_key"], d
 assert any(t["role"] == "out" for t in d["plan"]["tensors"]), d
@@ -99,9 +99,110 @@ for f in short.cdpl short.cdgp flip.cdpl junk empty; do
     expect 1 "^cdnn: resave: CDNN_STATUS_CORRUPT_DATA: ." "$cdnn" resave "$tmp/$f" -o "$tmp/out"
 done
 expect 1 "cannot open '$tmp/missing'" "$cdnn" inspect "$tmp/missing"
+
+echo "== inspect --json says on stdout why it failed"
+# failed_json FILE STATUS: `inspect --json FILE` exits 1 and prints one JSON
+# object {"ok": false, "file", "status", "error"} on stdout.
+failed_json() {
+    set +e
+    "$cdnn" inspect --json "$1" >"$tmp/failed.json" 2>/dev/null
+    rc=$?
+    set -e
+    [ "$rc" -eq 1 ] || fail "inspect --json $1 exited $rc, not 1"
+    /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ok"] is False and d["status"] == sys.argv[3], d
+assert d["file"] == sys.argv[2] and d["error"], d
+' "$tmp/failed.json" "$1" "$2" || fail "inspect --json $1 printed: $(cat "$tmp/failed.json")"
+}
+for f in short.cdpl short.cdgp flip.cdpl junk empty; do
+    failed_json "$tmp/$f" CORRUPT_DATA
+done
+failed_json "$tmp/missing" IO_ERROR
+# A name JSON must escape, in the message too.
+weird="$tmp/we\"ird\\name	tab"
+printf 'x' >"$weird"
+failed_json "$weird" CORRUPT_DATA
+failed_json "$json" BAD_PARAM # graph JSON is no saved artifact
 expect 1 "SHA-256" "$cdnn" run "$tmp/flip.cdpl"
-expect 1 "not a graph" "$cdnn" build "$plan" -o "$tmp/out"
+expect 1 "^cdnn: build: '$plan' holds a plan only, no graph to build from; build from" \
+    "$cdnn" build "$plan" -o "$tmp/out"
 [ ! -e "$tmp/out" ] || fail "a failed command left $tmp/out"
+
+echo "== a container holding a graph only says so"
+# cdnn writes containers with both parts, but the format lets a container
+# hold a graph alone; one is made here as cdnn would lay it out
+# (docs/FORMATS.md, container format 1.1).
+if /usr/bin/python3 -c 'import flatbuffers' 2>/dev/null; then
+    "$cdnn" build "$json" -o "$tmp/part.cdg" --form graph >/dev/null
+    /usr/bin/python3 - "$tmp/part.cdg" "$tmp/graph_only.cdgp" <<'PYTHON'
+import hashlib, struct, sys
+import flatbuffers
+graph = open(sys.argv[1], "rb").read()
+major, minor = 1, 1
+sha = hashlib.sha256(b"CDGP" + struct.pack("<HHQ", major, minor, len(graph)) + graph +
+                     struct.pack("<Q", 0)).digest()
+b = flatbuffers.Builder(1024)
+def byte_vector(data):
+    b.StartVector(1, len(data), 8)  # cdnn aligns [ubyte] elements to 8
+    b.head = b.Head() - len(data)
+    b.Bytes[b.head:b.head + len(data)] = data
+    return b.EndVector()
+sha_ref = byte_vector(sha)
+graph_sha_ref = byte_vector(hashlib.sha256(graph).digest())
+graph_ref = byte_vector(graph)
+b.StartObject(6)
+b.PrependUint16Slot(0, major, 0)
+b.PrependUint16Slot(1, minor, 0)
+b.PrependUOffsetTRelativeSlot(2, graph_ref, 0)
+b.PrependUOffsetTRelativeSlot(4, graph_sha_ref, 0)
+b.PrependUOffsetTRelativeSlot(5, sha_ref, 0)
+b.Finish(b.EndObject(), file_identifier=b"CDGP")
+open(sys.argv[2], "wb").write(b.Output())
+PYTHON
+    expect 0 "^kind +container holding a graph only \(no plan\)$" \
+        "$cdnn" inspect "$tmp/graph_only.cdgp"
+    "$cdnn" inspect --json "$tmp/graph_only.cdgp" >"$tmp/inspect.json"
+    /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ok"] is True and d["kind"] == "graph" and d["container"] is True, d
+assert "plan" not in d, d
+' "$tmp/inspect.json" || fail "inspect --json of a graph-only container: $(cat "$tmp/inspect.json")"
+    expect 0 "^kind +graph$" "$cdnn" inspect "$tmp/part.cdg"
+else
+    echo "skipped: no python3-flatbuffers to write a graph-only container"
+fi
+
+echo "== messages speak the CLI's language, not the library's calls"
+# no_api_names CMD...: whatever CMD prints names no cdnn_* function.
+no_api_names() {
+    set +e
+    said=$("$@" 2>&1)
+    set -e
+    if echo "$said" | grep -q "cdnn_[a-z]"; then
+        fail "$* names a library call: $said"
+    fi
+}
+no_api_names "$cdnn" build "$plan" -o "$tmp/out"
+no_api_names "$cdnn" resave "$plan" -o "$tmp/out" --form graph
+no_api_names "$cdnn" resave "$plan" -o "$tmp/out" --form graph+plan
+no_api_names "$cdnn" resave "$n.cdg" -o "$tmp/out" --form plan
+no_api_names "$cdnn" resave "$json" -o "$tmp/out" --form graph+plan
+no_api_names "$cdnn" run "$plan" --check
+no_api_names "$cdnn" inspect "$json"
+for cmd in engines build inspect resave run demo version; do
+    no_api_names "$cdnn" "$cmd" --help
+done
+expect 1 "holds a plan only, so there is no graph to save as --form graph\+plan" \
+    "$cdnn" resave "$plan" -o "$tmp/out" --form graph+plan
+expect 1 "holds a graph only, so there is no plan to save as --form plan; .cdnn build. builds" \
+    "$cdnn" resave "$n.cdg" -o "$tmp/out" --form plan
+[ ! -e "$tmp/out" ] || fail "a refused resave left $tmp/out"
+# JSON starting with a UTF-8 byte order mark is still JSON.
+printf '\357\273\277' | cat - "$json" >"$tmp/bom.json"
+expect 0 "^built: " "$cdnn" build "$tmp/bom.json" -o "$tmp/bom.cdg" --form graph
 
 echo "== failed builds write nothing"
 mkdir "$tmp/outdir"
@@ -137,6 +238,30 @@ expect 0 "median" "$cdnn" run "$tmp/bench2.cdpl"
 expect 0 "^ranking " env CDNN_DISABLE_CACHE=1 "$cdnn" build "$bench" -o "$tmp/bench3.cdpl" \
     --benchmark --form plan
 [ "$(wc -l <"$cache")" -eq 1 ] || fail "CDNN_DISABLE_CACHE=1 still wrote $cache"
+# CDNN_FORCE_BENCHMARKING=1 benchmarks as --benchmark does: the build
+# chooses (executing once) and saves, instead of refusing an unchosen plan.
+expect 0 "^ranking \([0-9]+ candidates" env CDNN_FORCE_BENCHMARKING=1 CDNN_DISABLE_CACHE=1 \
+    "$cdnn" build "$bench" -o "$tmp/forced.cdpl" --form plan
+echo "$out" | grep -q "^built: engine " || fail "CDNN_FORCE_BENCHMARKING=1 saved nothing: $out"
+expect 0 "median" "$cdnn" run "$tmp/forced.cdpl"
+expect 1 "CDNN_FORCE_BENCHMARKING=\"yes\" is not an accepted value; set it to exactly 1" \
+    env CDNN_FORCE_BENCHMARKING=yes "$cdnn" build "$bench" -o "$tmp/refused.cdpl"
+expect 1 "CDNN_FORCE_BENCHMARKING is set but empty; .* unset it" \
+    env CDNN_FORCE_BENCHMARKING= "$cdnn" build "$bench" -o "$tmp/refused.cdpl"
+[ ! -e "$tmp/refused.cdpl" ] || fail "a refused build wrote $tmp/refused.cdpl"
+# The workspace a benchmarking build prints is the chosen candidate's, the
+# one its saved plan records (not the most any candidate needs).
+for name in pointwise matmul_bias_gelu_residual conv_bwd_filter conv_fwd; do
+    [ -f "$examples/$name.json" ] || continue
+    expect 0 "^built: " env CDNN_DISABLE_CACHE=1 "$cdnn" build "$examples/$name.json" \
+        -o "$tmp/ws.cdpl" --form plan --benchmark
+    printed=$(echo "$out" | sed -n 's/^built: .*, workspace \([0-9]*\) B;.*/\1/p')
+    recorded=$("$cdnn" inspect --json "$tmp/ws.cdpl" | /usr/bin/python3 -c '
+import json, sys
+print(json.load(sys.stdin)["plan"]["workspace_bytes"])')
+    [ -n "$printed" ] && [ "$printed" = "$recorded" ] ||
+        fail "$name: build --benchmark printed workspace '$printed' B, the plan records $recorded B"
+done
 # On a terminal (script(1) gives it one), a line per candidate as timed.
 if command -v script >/dev/null 2>&1; then
     out=$(CDNN_DISABLE_CACHE=1 script -qec \

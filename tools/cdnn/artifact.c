@@ -10,11 +10,12 @@
 #include "cli.h"
 #include "io.h"
 
-/* A graph's JSON form is an object; no binary artifact starts with '{'
- * after white space (they start with a FlatBuffers root offset). */
+/* A graph's JSON form is an object: '{' after white space and perhaps a
+ * UTF-8 byte order mark, as the library reads it.  No binary artifact
+ * starts so (they start with a FlatBuffers root offset). */
 static int looks_like_json(const unsigned char *p, size_t n)
 {
-    size_t i = 0;
+    size_t i = n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
     while (i < n && isspace(p[i]))
         i++;
     return i < n && p[i] == '{';
@@ -103,7 +104,7 @@ int cli_save_bytes(const char *cmd, cdnn_graph_t *g, cdnn_save_form_t form,
     unsigned char *buf = NULL;
     cdnn_status_t st = cdnn_graph_save(g, form, NULL, 0, &n);
     if (st == CDNN_STATUS_SUCCESS && !(buf = malloc(n ? n : 1)))
-        return cli_fail(cmd, "out of memory saving %zu bytes", n);
+        return cli_fail(cmd, CDNN_STATUS_ALLOC_FAILED, "out of memory saving %zu bytes", n);
     if (st == CDNN_STATUS_SUCCESS)
         st = cdnn_graph_save(g, form, buf, n, &n);
     if (st != CDNN_STATUS_SUCCESS) {
@@ -121,7 +122,7 @@ int cli_save_file(const char *cmd, cdnn_graph_t *g, cdnn_save_form_t form,
     unsigned char *buf = NULL;
     int rc = cli_save_bytes(cmd, g, form, &buf, size);
     if (rc == EXIT_OK)
-        rc = cli_write_file_atomic(cmd, path, buf, *size);
+        rc = cli_write_output(cmd, path, buf, *size);
     free(buf);
     return rc;
 }

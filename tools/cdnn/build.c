@@ -18,9 +18,13 @@ static const char build_help[] =
     "                  [--device DEVICE] [--engine NAME|ID] [--benchmark]\n"
     "\n"
     "Build GRAPH (its JSON form, or a saved graph or container) into a plan\n"
-    "on DEVICE and save it to OUT.  OUT is written whole or not at all.\n"
+    "on DEVICE and save it to OUT.\n"
     "\n"
-    "  -o, --output OUT   the file to write\n"
+    "  -o, --output OUT   where to write: a file (written whole or not at all,\n"
+    "                     keeping the mode of a file that was there; a link\n"
+    "                     is followed), a device or FIFO (written to), or -\n"
+    "                     for standard output (the report then goes to\n"
+    "                     standard error)\n"
     "  --form FORM        graph, plan or graph+plan (default graph+plan: a\n"
     "                     container that `cdnn run --check` can verify)\n"
     "  --device DEVICE    cpu or cuda:N (default cpu)\n"
@@ -33,7 +37,8 @@ static const char build_help[] =
     "                     ranking is printed and the winner saved.  A record\n"
     "                     in the winner cache ($CDNN_CACHE_DIR, default\n"
     "                     ~/.cache/cdnn) that ranks every candidate names the\n"
-    "                     winner without timing\n";
+    "                     winner without timing.  CDNN_FORCE_BENCHMARKING=1 in\n"
+    "                     the environment benchmarks the same way\n";
 
 typedef struct build_args {
     const char *graph, *out, *device;
@@ -119,25 +124,29 @@ static cdnn_status_t make_options(const build_args_t *a, cdnn_build_options_t **
         st = cdnn_build_options_pin_engine(*opts, a->engine);
     if (st == CDNN_STATUS_SUCCESS && a->benchmark)
         st = cdnn_build_options_set_knob(*opts, "global.benchmarking", 1);
-    /* Progress is for people watching; a script's stderr stays quiet. */
-    if (st == CDNN_STATUS_SUCCESS && a->benchmark && isatty(STDERR_FILENO))
+    /* Progress is for people watching; a script's stderr stays quiet.  It
+     * is asked for whether or not --benchmark is given, since
+     * CDNN_FORCE_BENCHMARKING=1 benchmarks too. */
+    if (st == CDNN_STATUS_SUCCESS && isatty(STDERR_FILENO))
         st = cdnn_build_options_set_progress(*opts, show_progress, NULL);
     return st;
 }
 
-static void print_candidate(const cdnn_candidate_result_t *r, int32_t place, int chosen)
+static void print_candidate(FILE *report, const cdnn_candidate_result_t *r, int32_t place,
+                            int chosen)
 {
-    printf("  %2d. ", place + 1);
-    cli_text_string(stdout, r->name);
+    fprintf(report, "  %2d. ", place + 1);
+    cli_text_string(report, r->name);
     if (r->median_us >= 0)
-        printf("  %.1f us (%d runs)%s\n", r->median_us, r->runs, chosen ? "  <- chosen" : "");
+        fprintf(report, "  %.1f us (%d runs)%s\n", r->median_us, r->runs,
+                chosen ? "  <- chosen" : "");
     else
-        printf("  not timed (it failed; the log says why)\n");
+        fprintf(report, "  not timed (it failed; the log says why)\n");
 }
 
 /* The candidates, fastest first, as the plan ranked them; or, for a plan
  * that chose without timing, which one it runs. */
-static int print_ranking(const cdnn_graph_t *g)
+static int print_ranking(const cdnn_graph_t *g, FILE *report)
 {
     int32_t count = 0, chosen = -1;
     cdnn_status_t st = cdnn_graph_candidates(g, NULL, 0, &count, &chosen);
@@ -145,50 +154,63 @@ static int print_ranking(const cdnn_graph_t *g)
                                      ? calloc((size_t)count, sizeof *r) : NULL;
     if (!r)
         return st != CDNN_STATUS_SUCCESS ? cli_report("build", st)
-                                         : cli_fail("build", "the plan has no candidates");
+                                         : cli_fail("build", CDNN_STATUS_INTERNAL_ERROR,
+                                                    "the plan has no candidates");
     st = cdnn_graph_candidates(g, r, count, &count, &chosen);
     if (st == CDNN_STATUS_SUCCESS && count == 1 && r[0].median_us < 0) {
-        printf("benchmark: ");
-        cli_text_string(stdout, r[0].name);
-        printf(" chosen without timing (the only candidate, or the winner cache's "
-               "record ranks every candidate)\n");
+        fprintf(report, "benchmark: ");
+        cli_text_string(report, r[0].name);
+        fprintf(report, " chosen without timing (the only candidate, or the winner "
+                "cache's record ranks every candidate)\n");
     } else if (st == CDNN_STATUS_SUCCESS) {
-        printf("ranking (%d candidates, median of timed runs):\n", count);
+        fprintf(report, "ranking (%d candidates, median of timed runs):\n", count);
         for (int32_t i = 0; i < count; i++)
-            print_candidate(&r[i], i, i == chosen);
+            print_candidate(report, &r[i], i, i == chosen);
     }
     free(r);
     return st == CDNN_STATUS_SUCCESS ? EXIT_OK : cli_report("build", st);
 }
 
-/* A benchmarking plan chooses at its first execute: run it once on random
- * inputs (a cache hit has chosen already), then show the ranking. */
-static int choose_by_benchmark(cdnn_graph_t *g, cdnn_handle_t *h)
+/* Run g once on random inputs, which times every candidate and keeps the
+ * fastest. */
+static int execute_once(cdnn_graph_t *g, cdnn_handle_t *h)
+{
+    if (strcmp(cdnn_handle_device(h), "cpu") != 0)
+        return cli_fail("build", CDNN_STATUS_NOT_SUPPORTED,
+                        "benchmarking (--benchmark, or CDNN_FORCE_BENCHMARKING=1) "
+                        "executes the plan on host memory, so it runs on the cpu device "
+                        "only for now, not on %s", cdnn_handle_device(h));
+    cli_tensors_t t = {0};
+    int rc = cli_tensors_alloc("build", g, &t);
+    if (rc == EXIT_OK) {
+        cli_tensors_fill_inputs(&t);
+        rc = cli_tensors_execute("build", g, h, &t);
+    }
+    cli_tensors_free(&t);
+    return rc;
+}
+
+/* A benchmarking plan chooses at its first execute, and only a plan that
+ * has chosen saves.  Whatever made the build benchmark (--benchmark, or
+ * CDNN_FORCE_BENCHMARKING=1 in the environment), a plan that has not chosen
+ * is executed once here (a winner-cache hit has chosen already); the
+ * ranking is shown when there was one, or when --benchmark asked. */
+static int choose(const build_args_t *a, cdnn_graph_t *g, cdnn_handle_t *h, FILE *report)
 {
     int32_t count = 0, chosen = -1;
     cdnn_status_t st = cdnn_graph_candidates(g, NULL, 0, &count, &chosen);
     if (st != CDNN_STATUS_SUCCESS)
         return cli_report("build", st);
-    if (chosen < 0 && strcmp(cdnn_handle_device(h), "cpu") != 0)
-        return cli_fail("build", "--benchmark executes the plan on host memory, so it "
-                        "runs on the cpu device only for now, not on %s",
-                        cdnn_handle_device(h));
-    cli_tensors_t t = {0};
-    int rc = EXIT_OK;
-    if (chosen < 0) {
-        rc = cli_tensors_alloc("build", g, &t);
-        if (rc == EXIT_OK) {
-            cli_tensors_fill_inputs(&t);
-            rc = cli_tensors_execute("build", g, h, &t);
-        }
-    }
-    cli_tensors_free(&t);
-    return rc == EXIT_OK ? print_ranking(g) : rc;
+    int rc = chosen < 0 ? execute_once(g, h) : EXIT_OK;
+    if (rc == EXIT_OK && (a->benchmark || chosen < 0))
+        rc = print_ranking(g, report);
+    return rc;
 }
 
 /* Build g on h with a's options and save it to a->out. */
 static int build_and_save(const build_args_t *a, cdnn_graph_t *g, cdnn_handle_t *h)
 {
+    FILE *report = cli_report_stream(a->out);
     cdnn_build_options_t *opts = NULL;
     cdnn_status_t st = make_options(a, &opts);
     if (st == CDNN_STATUS_SUCCESS)
@@ -196,9 +218,11 @@ static int build_and_save(const build_args_t *a, cdnn_graph_t *g, cdnn_handle_t 
     cdnn_build_options_destroy(opts);
     if (st != CDNN_STATUS_SUCCESS)
         return cli_report("build", st);
-    int rc = a->benchmark ? choose_by_benchmark(g, h) : EXIT_OK;
+    int rc = choose(a, g, h, report);
     if (rc != EXIT_OK)
         return rc;
+    /* Asked after the choice: a benchmarking plan needs workspace for
+     * every candidate until it has chosen, then only the winner's. */
     uint64_t id = 0;
     const char *engine = "";
     size_t ws = 0, written = 0;
@@ -207,10 +231,10 @@ static int build_and_save(const build_args_t *a, cdnn_graph_t *g, cdnn_handle_t 
         return cli_report("build", st);
     rc = cli_save_file("build", g, a->form, a->out, &written);
     if (rc == EXIT_OK)
-        printf("built: engine %s (0x%016" PRIx64 ") on %s, workspace %zu B; "
-               "wrote %zu B (%s) to %s\n",
-               engine, id, cdnn_handle_device(h), ws, written, cli_form_name(a->form),
-               a->out);
+        fprintf(report, "built: engine %s (0x%016" PRIx64 ") on %s, workspace %zu B; "
+                "wrote %zu B (%s) to %s\n", engine, id, cdnn_handle_device(h), ws,
+                written, cli_form_name(a->form),
+                strcmp(a->out, CLI_STDOUT) == 0 ? "standard output" : a->out);
     return rc;
 }
 
@@ -226,8 +250,14 @@ int cli_build(int argc, char **argv)
     rc = cli_artifact_read("build", a.graph, &in);
     if (rc != EXIT_OK)
         return rc;
+    if (in.contents == CDNN_BLOB_PLAN)
+        rc = cli_fail("build", CDNN_STATUS_BAD_PARAM,
+                      "'%s' holds a plan only, no graph to build from; build "
+                      "from the graph's JSON, a saved graph or a graph+plan container "
+                      "(`cdnn inspect` says what a file holds)", a.graph);
     /* No handle: a container's old plan is not loaded; we build anew. */
-    rc = cli_artifact_graph("build", &in, NULL, &g);
+    if (rc == EXIT_OK)
+        rc = cli_artifact_graph("build", &in, NULL, &g);
     if (rc == EXIT_OK)
         rc = cli_open_handle("build", a.device, &h);
     if (rc == EXIT_OK)

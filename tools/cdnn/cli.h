@@ -19,9 +19,16 @@ enum {
 /** Print "cdnn: <what>: <status>: <last error>" to stderr; EXIT_FAILED. */
 int cli_report(const char *what, cdnn_status_t status);
 
-/** Print "cdnn: <what>: <message>" to stderr; EXIT_FAILED. */
-int cli_fail(const char *what, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/**
+ * Print "cdnn: <what>: <message>" to stderr; EXIT_FAILED.  status is the
+ * cdnn status that fits the failure best, for output that reports it.
+ */
+int cli_fail(const char *what, cdnn_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** The status and message (without "cdnn: <what>: ") of the last failure
+ * cli_report or cli_fail printed. */
+const char *cli_last_failure(cdnn_status_t *status);
 
 /**
  * The answer to an option getopt did not accept (c '?' or ':') or to
@@ -66,7 +73,7 @@ int cli_open_handle(const char *cmd, const char *device, cdnn_handle_t **h);
 int cli_save_bytes(const char *cmd, cdnn_graph_t *g, cdnn_save_form_t form,
                    unsigned char **bytes, size_t *size);
 
-/** Save g in form to path atomically; *size is the bytes written. */
+/** Save g in form to path, as cli_write_output writes; *size: bytes written. */
 int cli_save_file(const char *cmd, cdnn_graph_t *g, cdnn_save_form_t form,
                   const char *path, size_t *size);
 

@@ -20,8 +20,9 @@ static const char engines_help[] =
     "  --json           one JSON object per engine, in an array; with --knobs\n"
     "                   an object {\"engines\": [...], \"global_knobs\": [...]}\n"
     "  --knobs          also each engine's knobs and the global knobs: name,\n"
-    "                   range, default and what they do (set them with\n"
-    "                   cdnn_build_options_set_knob)\n";
+    "                   range, default and what they do.  Programs set knobs\n"
+    "                   in their build options; on the command line\n"
+    "                   `cdnn build --benchmark` sets global.benchmarking\n";
 
 typedef struct engines_args {
     const char *device;

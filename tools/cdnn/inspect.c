@@ -21,7 +21,10 @@ static const char inspect_help[] =
     "FILE is damaged, or if a container's graph is not the one its plan was\n"
     "built from.\n"
     "\n"
-    "  --json   one JSON object instead of text\n";
+    "  --json   one JSON object instead of text, with \"ok\": true; on failure\n"
+    "           {\"ok\": false, \"file\": ..., \"status\": \"CORRUPT_DATA\",\n"
+    "           \"error\": \"...\"} (the status as cdnn names it, without\n"
+    "           CDNN_STATUS_), and exit 1 as without --json\n";
 
 /* What inspect reports beyond cdnn_blob_info_t. */
 typedef struct view {
@@ -30,13 +33,20 @@ typedef struct view {
     char graph_key[65]; /* of the graph FILE holds; "" when it holds none */
 } view_t;
 
-static const char *kind_name(uint32_t contents)
+static int is_container(const cdnn_blob_info_t *info)
 {
-    switch (cli_form_of(contents)) {
-    case CDNN_SAVE_GRAPH_AND_PLAN: return "graph+plan container";
-    case CDNN_SAVE_PLAN: return "plan";
-    default: return "graph";
-    }
+    return info->container_major || info->container_minor;
+}
+
+/* A container may hold a graph without a plan (the format allows it), which
+ * is not the same file as a bare graph, so the kind says so. */
+static const char *kind_text(const cdnn_blob_info_t *info)
+{
+    int plan = (info->contents & CDNN_BLOB_PLAN) != 0;
+    if (is_container(info))
+        return plan ? "container holding a graph and its plan"
+                    : "container holding a graph only (no plan)";
+    return plan ? "plan" : "graph";
 }
 
 static const char *role(const cdnn_tensor_io_t *t)
@@ -94,12 +104,21 @@ static void text_plan(const cdnn_blob_info_t *info)
     text_tensors(info);
 }
 
+/* Graph format 1.1 and container format 1.1 carry a SHA-256 that every
+ * load (and inspect) checks before anything else; 1.0 carried none. */
+static const char *graph_integrity(const cdnn_blob_info_t *info)
+{
+    if (info->graph_minor >= 1 || info->container_minor >= 1)
+        return "verified (SHA-256)";
+    return "structure verified (format 1.0 carries no digest)";
+}
+
 static void print_text(const view_t *v)
 {
     const cdnn_blob_info_t *info = v->info;
     text_line("file", v->path);
-    text_line("kind", kind_name(info->contents));
-    if (info->container_major || info->container_minor)
+    text_line("kind", kind_text(info));
+    if (is_container(info))
         printf("%-19s%u.%u\n", "container format", info->container_major,
                info->container_minor);
     if (info->contents & CDNN_BLOB_GRAPH) {
@@ -109,7 +128,7 @@ static void print_text(const view_t *v)
     if (info->contents & CDNN_BLOB_PLAN)
         text_plan(info);
     else
-        text_line("integrity", "structure verified (a graph carries no digest)");
+        text_line("integrity", graph_integrity(info));
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -156,10 +175,12 @@ static void print_json(const view_t *v)
 {
     const cdnn_blob_info_t *info = v->info;
     int plan = (info->contents & CDNN_BLOB_PLAN) != 0;
-    printf("{\n  \"file\": ");
+    printf("{\n  \"ok\": true,\n  \"file\": ");
     cli_json_string(stdout, v->path);
-    printf(",\n  \"kind\": \"%s\",\n", cli_form_name(cli_form_of(info->contents)));
-    if (info->container_major || info->container_minor)
+    printf(",\n  \"kind\": \"%s\",\n  \"container\": %s,\n",
+           cli_form_name(cli_form_of(info->contents)),
+           is_container(info) ? "true" : "false");
+    if (is_container(info))
         printf("  \"container_format\": \"%u.%u\",\n", info->container_major,
                info->container_minor);
     if (info->contents & CDNN_BLOB_GRAPH) {
@@ -171,6 +192,24 @@ static void print_json(const view_t *v)
     if (plan)
         json_plan(info);
     printf("}\n");
+}
+
+/* A failed --json inspect still prints one JSON object, so that a script
+ * reading stdout always has something to parse; the message also went to
+ * stderr and the exit code says it failed. */
+static void print_json_failure(const char *path)
+{
+    cdnn_status_t status;
+    const char *message = cli_last_failure(&status);
+    const char *name = cdnn_status_string(status);
+    const char *prefix = "CDNN_STATUS_";
+    if (strncmp(name, prefix, strlen(prefix)) == 0)
+        name += strlen(prefix);
+    printf("{\n  \"ok\": false,\n  \"file\": ");
+    cli_json_string(stdout, path);
+    printf(",\n  \"status\": \"%s\",\n  \"error\": ", name);
+    cli_json_string(stdout, message);
+    printf("\n}\n");
 }
 
 /* ---- the command --------------------------------------------------------- */
@@ -189,7 +228,8 @@ static int graph_key(const cli_artifact_t *a, view_t *v)
         return cli_report("inspect", st);
     if (rc == EXIT_OK && (v->info->contents & CDNN_BLOB_PLAN) &&
         strcmp(v->graph_key, v->info->graph_content_key) != 0)
-        return cli_fail("inspect", "'%s': the container's graph (content key %.16s...) is "
+        return cli_fail("inspect", CDNN_STATUS_CORRUPT_DATA,
+                        "'%s': the container's graph (content key %.16s...) is "
                         "not the graph its plan was built from (%.16s...); rebuild it "
                         "with `cdnn build`", v->path, v->graph_key,
                         v->info->graph_content_key);
@@ -204,7 +244,8 @@ static int inspect_file(const char *path, int json)
         return rc;
     if (a.is_json) {
         cli_artifact_free(&a);
-        return cli_fail("inspect", "'%s' is a graph in JSON form, not a saved artifact; "
+        return cli_fail("inspect", CDNN_STATUS_BAD_PARAM,
+                        "'%s' is a graph in JSON form, not a saved artifact; "
                         "`cdnn build` saves it", path);
     }
     view_t v = {.path = path};
@@ -239,5 +280,8 @@ int cli_inspect(int argc, char **argv)
         fprintf(stderr, "cdnn: inspect: exactly one FILE is required\n");
         return cli_usage(inspect_help, '?');
     }
-    return inspect_file(argv[optind], json);
+    int rc = inspect_file(argv[optind], json);
+    if (rc != EXIT_OK && json)
+        print_json_failure(argv[optind]);
+    return rc;
 }

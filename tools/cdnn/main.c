@@ -1,6 +1,7 @@
 /*
  * main.c -- the cdnn command: subcommand dispatch, help, exit codes.
  */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,28 +23,64 @@ static const char usage_text[] =
     "'cdnn <command> --help' describes a command.  Exit status: 0 success,\n"
     "1 a failure the message explains, 2 bad usage.\n";
 
+/* The command's last failure, for output that reports it (inspect --json).
+ * One command runs per process, on one thread. */
+static struct {
+    cdnn_status_t status;
+    char message[2048];
+} last_failure;
+
 int cli_report(const char *what, cdnn_status_t status)
 {
+    last_failure.status = status;
+    snprintf(last_failure.message, sizeof last_failure.message, "%s", cdnn_last_error());
     fprintf(stderr, "cdnn: %s: %s: %s\n", what, cdnn_status_string(status),
-            cdnn_last_error());
+            last_failure.message);
     return EXIT_FAILED;
 }
 
-int cli_fail(const char *what, const char *fmt, ...)
+int cli_fail(const char *what, cdnn_status_t status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "cdnn: %s: ", what);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(last_failure.message, sizeof last_failure.message, fmt, ap);
     va_end(ap);
+    last_failure.status = status;
+    fprintf(stderr, "cdnn: %s: %s\n", what, last_failure.message);
     return EXIT_FAILED;
+}
+
+const char *cli_last_failure(cdnn_status_t *status)
+{
+    *status = last_failure.status;
+    return last_failure.message;
 }
 
 int cli_usage(const char *help, int c)
 {
     fputs(help, c == 'h' ? stdout : stderr);
     return c == 'h' ? EXIT_OK : EXIT_USAGE;
+}
+
+static const char version_help[] =
+    "usage: cdnn version\n"
+    "\n"
+    "Print the version of the cdnn library this command runs on (the same as\n"
+    "`cdnn --version`).\n";
+
+static int cli_version(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    int c = getopt_long(argc, argv, "h", longopts, NULL);
+    if (c != -1)
+        return cli_usage(version_help, c);
+    if (optind != argc) {
+        fprintf(stderr, "cdnn: version: takes no arguments\n");
+        return cli_usage(version_help, '?');
+    }
+    printf("cdnn %s\n", cdnn_version());
+    return EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -57,16 +94,13 @@ int main(int argc, char **argv)
         fputs(usage_text, stdout);
         return EXIT_OK;
     }
-    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("cdnn %s\n", cdnn_version());
-        return EXIT_OK;
-    }
     static const struct {
         const char *name;
         int (*run)(int argc, char **argv);
     } commands[] = {
         {"engines", cli_engines}, {"build", cli_build}, {"inspect", cli_inspect},
         {"resave", cli_resave},   {"run", cli_run},     {"demo", cli_demo},
+        {"version", cli_version}, {"--version", cli_version},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)

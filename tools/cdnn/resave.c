@@ -21,7 +21,8 @@ static const char resave_help[] =
     "identical to IN, and a container's plan part comes out byte for byte.\n"
     "To pick up newer engines or kernels, use `cdnn build` instead.\n"
     "\n"
-    "  -o, --output OUT   the file to write (whole or not at all)\n"
+    "  -o, --output OUT   where to write, as for `cdnn build` (a file is\n"
+    "                     written whole or not at all; - is standard output)\n"
     "  --form FORM        graph, plan or graph+plan\n"
     "  --device DEVICE    cpu or cuda:N (default cpu)\n";
 
@@ -80,6 +81,25 @@ static int load(const char *device, const cli_artifact_t *in, cdnn_handle_t **h,
     return st == CDNN_STATUS_SUCCESS ? EXIT_OK : cli_report("resave", st);
 }
 
+/* Whether in holds what form a->form saves; said in the CLI's terms
+ * before the library would refuse in its own (save forms, load calls). */
+static int check_form(const resave_args_t *a, const cli_artifact_t *in)
+{
+    int wants_graph = a->form != CDNN_SAVE_PLAN, wants_plan = a->form != CDNN_SAVE_GRAPH;
+    if (wants_graph && !(in->contents & CDNN_BLOB_GRAPH))
+        return cli_fail("resave", CDNN_STATUS_BAD_PARAM,
+                        "'%s' holds a plan only, so there is no graph to save "
+                        "as --form %s; it resaves as --form plan, and `cdnn build` makes "
+                        "a graph+plan container from the graph", a->in,
+                        cli_form_name(a->form));
+    if (wants_plan && !(in->contents & CDNN_BLOB_PLAN))
+        return cli_fail("resave", CDNN_STATUS_BAD_PARAM,
+                        "'%s' holds a graph only, so there is no plan to save "
+                        "as --form %s; `cdnn build` builds one (or resave as --form graph)",
+                        a->in, cli_form_name(a->form));
+    return EXIT_OK;
+}
+
 /* Save g as a asks; a plan that does not come back byte for byte is a
  * library bug (rule 1), refused before anything is written. */
 static int resave(const resave_args_t *a, const cli_artifact_t *in, cdnn_graph_t *g)
@@ -93,16 +113,19 @@ static int resave(const resave_args_t *a, const cli_artifact_t *in, cdnn_graph_t
     int same_form = a->form == from && !in->is_json;
     int identical = same_form && size == in->size && memcmp(bytes, in->bytes, size) == 0;
     if (same_form && from == CDNN_SAVE_PLAN && !identical)
-        rc = cli_fail("resave", "the re-saved plan differs from '%s' (%zu B, was %zu B); "
+        rc = cli_fail("resave", CDNN_STATUS_INTERNAL_ERROR,
+                      "the re-saved plan differs from '%s' (%zu B, was %zu B); "
                       "a loaded plan must save the bytes it was loaded from: please "
                       "report this cdnn bug; nothing was written", a->in, size, in->size);
     if (rc == EXIT_OK)
-        rc = cli_write_file_atomic("resave", a->out, bytes, size);
+        rc = cli_write_output("resave", a->out, bytes, size);
     if (rc == EXIT_OK)
-        printf("resaved: %s (%s) -> %s (%s), %zu B; identical to the input: %s\n", a->in,
-               in->is_json ? "graph JSON" : cli_form_name(from), a->out,
-               cli_form_name(a->form), size,
-               !same_form ? "n/a (another form)" : identical ? "yes" : "no");
+        fprintf(cli_report_stream(a->out),
+                "resaved: %s (%s) -> %s (%s), %zu B; identical to the input: %s\n", a->in,
+                in->is_json ? "graph JSON" : cli_form_name(from),
+                strcmp(a->out, CLI_STDOUT) == 0 ? "standard output" : a->out,
+                cli_form_name(a->form), size,
+                !same_form ? "n/a (another form)" : identical ? "yes" : "no");
     free(bytes);
     return rc;
 }
@@ -121,7 +144,9 @@ int cli_resave(int argc, char **argv)
         return rc;
     if (!a.form_given)
         a.form = cli_form_of(in.contents);
-    rc = load(a.device, &in, &h, &g);
+    rc = check_form(&a, &in);
+    if (rc == EXIT_OK)
+        rc = load(a.device, &in, &h, &g);
     if (rc == EXIT_OK)
         rc = resave(&a, &in, g);
     cdnn_graph_destroy(g);

@@ -92,7 +92,8 @@ static int copy_inputs(const cli_tensors_t *from, cli_tensors_t *to)
         int32_t k = cli_tensors_find(from, io->uid);
         if (k < 0 || from->io[k].type != io->type ||
             from->io[k].span_bytes != io->span_bytes || from->io[k].is_output != io->is_output)
-            return cli_fail("run", "the plan's tensor uid %" PRId64 " does not match its "
+            return cli_fail("run", CDNN_STATUS_CORRUPT_DATA,
+                            "the plan's tensor uid %" PRId64 " does not match its "
                             "graph's (is the container's plan built from another graph?)",
                             io->uid);
         if (!io->is_output)
@@ -100,7 +101,8 @@ static int copy_inputs(const cli_tensors_t *from, cli_tensors_t *to)
     }
     return to->count == from->count
                ? EXIT_OK
-               : cli_fail("run", "the plan has %d tensors, its graph %d", from->count,
+               : cli_fail("run", CDNN_STATUS_CORRUPT_DATA,
+                          "the plan has %d tensors, its graph %d", from->count,
                           to->count);
 }
 
@@ -133,7 +135,8 @@ static int execute_timed(const cdnn_graph_t *g, cdnn_handle_t *h, cli_tensors_t 
 {
     double *ms = malloc((size_t)n * sizeof *ms), sum = 0;
     if (!ms)
-        return cli_fail("run", "out of memory for %ld timings", n);
+        return cli_fail("run", CDNN_STATUS_ALLOC_FAILED,
+                        "out of memory for %ld timings", n);
     int rc = EXIT_OK;
     for (long i = 0; i < n && rc == EXIT_OK; i++) {
         rc = execute(g, h, t, &ms[i]);
@@ -201,7 +204,8 @@ static int compare_outputs(const cli_tensors_t *got, const cli_tensors_t *ref)
             bad += !compare_output(&ref->io[i], got->ptrs[cli_tensors_find(got, ref->uids[i])],
                                    ref->ptrs[i]);
     if (bad)
-        return cli_fail("run", "%d output%s differ from cpu:reference beyond tolerance", bad,
+        return cli_fail("run", CDNN_STATUS_EXECUTION_FAILED,
+                        "%d output%s differ from cpu:reference beyond tolerance", bad,
                         bad == 1 ? "" : "s");
     printf("check: every output matches cpu:reference\n");
     return EXIT_OK;
@@ -310,13 +314,15 @@ int cli_run(int argc, char **argv)
     if ((rc = cli_artifact_read("run", args.file, &a)) != EXIT_OK)
         return rc;
     if (args.check && a.contents == CDNN_BLOB_PLAN)
-        rc = cli_fail("run", "a bare plan carries no graph to check against; "
+        rc = cli_fail("run", CDNN_STATUS_BAD_PARAM,
+                      "a bare plan carries no graph to check against; "
                       "save it as graph+plan");
     if (rc == EXIT_OK)
         rc = cli_open_handle("run", args.device, &h);
     /* Tensors are host memory; a GPU plan would be handed CPU pointers. */
     if (rc == EXIT_OK && strcmp(cdnn_handle_device(h), "cpu") != 0)
-        rc = cli_fail("run", "tensors are allocated in host memory, so plans run on the "
+        rc = cli_fail("run", CDNN_STATUS_NOT_SUPPORTED,
+                      "tensors are allocated in host memory, so plans run on the "
                       "cpu device only for now, not on %s", cdnn_handle_device(h));
     if (rc == EXIT_OK)
         rc = run_loaded(&args, &a, h);

@@ -39,16 +39,19 @@ static int alloc_one(const char *cmd, cli_tensors_t *t, int32_t i)
 {
     const cdnn_tensor_io_t *io = &t->io[i];
     if (cdnn_data_type_size(io->type) == 0)
-        return cli_fail(cmd, "tensor uid %" PRId64 " has no valid data type", io->uid);
+        return cli_fail(cmd, CDNN_STATUS_CORRUPT_DATA,
+                        "tensor uid %" PRId64 " has no valid data type", io->uid);
     if (io->alignment < 0 || io->alignment > MAX_ALIGNMENT ||
         (io->alignment & (io->alignment - 1)))
-        return cli_fail(cmd, "tensor uid %" PRId64 " asks for alignment %" PRId64
+        return cli_fail(cmd, CDNN_STATUS_NOT_SUPPORTED,
+                        "tensor uid %" PRId64 " asks for alignment %" PRId64
                         "; cdnn %s handles powers of two up to %" PRId64,
                         io->uid, io->alignment, cmd, MAX_ALIGNMENT);
     t->uids[i] = io->uid;
     t->ptrs[i] = alloc_aligned(io->span_bytes, io->alignment);
     if (!t->ptrs[i])
-        return cli_fail(cmd, "cannot allocate %zu B for tensor uid %" PRId64,
+        return cli_fail(cmd, CDNN_STATUS_ALLOC_FAILED,
+                        "cannot allocate %zu B for tensor uid %" PRId64,
                         io->span_bytes, io->uid);
     return EXIT_OK;
 }
@@ -67,14 +70,16 @@ int cli_tensors_alloc(const char *cmd, const cdnn_graph_t *g, cli_tensors_t *t)
     t->uids = calloc(n, sizeof *t->uids);
     t->ptrs = calloc(n, sizeof *t->ptrs);
     if (!t->io || !t->uids || !t->ptrs)
-        return cli_fail(cmd, "out of memory for %d tensors", t->count);
+        return cli_fail(cmd, CDNN_STATUS_ALLOC_FAILED,
+                        "out of memory for %d tensors", t->count);
     if ((st = cdnn_graph_io_tensors(g, t->io, t->count, &t->count)) != CDNN_STATUS_SUCCESS)
         return cli_report(cmd, st);
     for (int32_t i = 0; i < t->count; i++)
         if (alloc_one(cmd, t, i) != EXIT_OK)
             return EXIT_FAILED;
     if (ws && !(t->workspace = alloc_aligned(ws, 256)))
-        return cli_fail(cmd, "cannot allocate a %zu B workspace", ws);
+        return cli_fail(cmd, CDNN_STATUS_ALLOC_FAILED,
+                        "cannot allocate a %zu B workspace", ws);
     return EXIT_OK;
 }
 
