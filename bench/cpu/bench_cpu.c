@@ -19,6 +19,7 @@
 #include <cdnn/cdnn.h>
 
 #include "bench_common.h"
+#include "numeric.h"
 
 #define WARMUP 2
 #define MIN_RUNS 5
@@ -33,22 +34,22 @@ typedef struct bench_graph {
     void *ptrs[MAX_TENSORS];
 } bench_graph_t;
 
-/* A real f32 tensor of the graph with memory filled with small values. */
-static void real_tensor(bench_graph_t *b, int64_t uid, int32_t rank,
-                        const int64_t *dims)
+/* A real tensor of the graph with memory filled with small values. */
+static void real_tensor(bench_graph_t *b, int64_t uid, cdnn_data_type_t type,
+                        int32_t rank, const int64_t *dims)
 {
-    size_t n = 1;
+    size_t n = 1, size = cdnn_data_type_size(type);
     for (int32_t d = 0; d < rank; d++)
         n *= (size_t)dims[d];
-    float *p = malloc(n * sizeof *p);
+    unsigned char *p = malloc(n * size);
     if (!p) {
         fprintf(stderr, "bench_cpu: out of memory\n");
         exit(1);
     }
     for (size_t i = 0; i < n; i++)
-        p[i] = (float)((i * 7919u) % 1000u) / 1000.0f - 0.5f;
-    CHECK(cdnn_graph_tensor(b->graph, uid, NULL, CDNN_DATA_TYPE_F32, rank,
-                            dims, NULL));
+        cdnn_store_element(type, p + i * size,
+                           (double)((i * 7919u) % 1000u) / 1000.0 - 0.5);
+    CHECK(cdnn_graph_tensor(b->graph, uid, NULL, type, rank, dims, NULL));
     b->uids[b->count] = uid;
     b->ptrs[b->count++] = p;
 }
@@ -101,6 +102,7 @@ typedef struct mm_case {
     const char *name;
     int64_t batch_a, batch_b, m, n, k;
     int epilogue; /* + bias, gelu */
+    cdnn_data_type_t type; /* of every real tensor */
 } mm_case_t;
 
 static void add_pointwise(bench_graph_t *b, cdnn_pointwise_mode_t mode,
@@ -119,16 +121,16 @@ static void bench_matmul(const mm_case_t *c, cdnn_handle_t *handle)
     int64_t batch = c->batch_a > c->batch_b ? c->batch_a : c->batch_b;
     int64_t ad[3] = {c->batch_a, c->m, c->k}, bd[3] = {c->batch_b, c->k, c->n};
     int64_t cd[3] = {batch, c->m, c->n}, bias[3] = {1, 1, c->n};
-    real_tensor(&b, 1, 3, ad);
-    real_tensor(&b, 2, 3, bd);
+    real_tensor(&b, 1, c->type, 3, ad);
+    real_tensor(&b, 2, c->type, 3, bd);
     if (!c->epilogue) {
-        real_tensor(&b, 3, 3, cd);
+        real_tensor(&b, 3, c->type, 3, cd);
         CHECK(cdnn_graph_matmul(b.graph, "mm", 1, 2, 3));
     } else {
         virtual_tensor(&b, 3);
-        real_tensor(&b, 4, 3, bias);
+        real_tensor(&b, 4, c->type, 3, bias);
         virtual_tensor(&b, 5);
-        real_tensor(&b, 6, 3, cd);
+        real_tensor(&b, 6, c->type, 3, cd);
         CHECK(cdnn_graph_matmul(b.graph, "mm", 1, 2, 3));
         add_pointwise(&b, CDNN_PW_ADD, 3, 4, 5);
         add_pointwise(&b, CDNN_PW_GELU_FWD, 5, CDNN_UID_NONE, 6);
@@ -157,16 +159,16 @@ static void bench_conv(const conv_case_t *c, cdnn_handle_t *handle)
     int64_t ow = (c->w + 2 * c->pad - c->s) / c->stride + 1;
     int64_t xd[4] = {c->n, c->c, c->h, c->w}, wd[4] = {c->k, c->c, c->r, c->s};
     int64_t yd[4] = {c->n, c->k, oh, ow}, bias[4] = {1, c->k, 1, 1};
-    real_tensor(&b, 1, 4, xd);
-    real_tensor(&b, 2, 4, wd);
+    real_tensor(&b, 1, CDNN_DATA_TYPE_F32, 4, xd);
+    real_tensor(&b, 2, CDNN_DATA_TYPE_F32, 4, wd);
     if (!c->epilogue) {
-        real_tensor(&b, 3, 4, yd);
+        real_tensor(&b, 3, CDNN_DATA_TYPE_F32, 4, yd);
         CHECK(cdnn_graph_conv_fwd(b.graph, "conv", &attr, 1, 2, 3));
     } else {
         virtual_tensor(&b, 3);
-        real_tensor(&b, 4, 4, bias);
+        real_tensor(&b, 4, CDNN_DATA_TYPE_F32, 4, bias);
         virtual_tensor(&b, 5);
-        real_tensor(&b, 6, 4, yd);
+        real_tensor(&b, 6, CDNN_DATA_TYPE_F32, 4, yd);
         CHECK(cdnn_graph_conv_fwd(b.graph, "conv", &attr, 1, 2, 3));
         add_pointwise(&b, CDNN_PW_ADD, 3, 4, 5);
         add_pointwise(&b, CDNN_PW_RELU_FWD, 5, CDNN_UID_NONE, 6);
@@ -177,12 +179,17 @@ static void bench_conv(const conv_case_t *c, cdnn_handle_t *handle)
 
 /* Keep the names in step with peers.py. */
 static const mm_case_t mm_cases[] = {
-    {"matmul 256x256x256", 1, 1, 256, 256, 256, 0},
-    {"matmul 1024x1024x1024", 1, 1, 1024, 1024, 1024, 0},
-    {"matmul 2048x2048x2048", 1, 1, 2048, 2048, 2048, 0},
-    {"matmul batched 64x[256x64]@[64x256]", 64, 64, 256, 256, 64, 0},
-    {"matmul [8x512x1024]@[1024x1024]", 8, 1, 512, 1024, 1024, 0},
-    {"matmul+bias+gelu 1024x1024x1024", 1, 1, 1024, 1024, 1024, 1},
+    {"matmul 256x256x256", 1, 1, 256, 256, 256, 0, CDNN_DATA_TYPE_F32},
+    {"matmul 1024x1024x1024", 1, 1, 1024, 1024, 1024, 0, CDNN_DATA_TYPE_F32},
+    {"matmul 2048x2048x2048", 1, 1, 2048, 2048, 2048, 0, CDNN_DATA_TYPE_F32},
+    {"matmul batched 64x[256x64]@[64x256]", 64, 64, 256, 256, 64, 0,
+     CDNN_DATA_TYPE_F32},
+    {"matmul [8x512x1024]@[1024x1024]", 8, 1, 512, 1024, 1024, 0,
+     CDNN_DATA_TYPE_F32},
+    {"matmul+bias+gelu 1024x1024x1024", 1, 1, 1024, 1024, 1024, 1,
+     CDNN_DATA_TYPE_F32},
+    {"matmul f16 512x512x512", 1, 1, 512, 512, 512, 0, CDNN_DATA_TYPE_F16},
+    {"matmul bf16 512x512x512", 1, 1, 512, 512, 512, 0, CDNN_DATA_TYPE_BF16},
 };
 
 static const conv_case_t conv_cases[] = {

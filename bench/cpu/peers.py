@@ -26,14 +26,22 @@ MIN_SECONDS = 1.0
 
 # Keep the names in step with bench_cpu.c.
 MATMUL_CASES = [
-    # name, batch_a, batch_b, m, n, k, epilogue (+ bias, gelu)
-    ("matmul 256x256x256", 1, 1, 256, 256, 256, False),
-    ("matmul 1024x1024x1024", 1, 1, 1024, 1024, 1024, False),
-    ("matmul 2048x2048x2048", 1, 1, 2048, 2048, 2048, False),
-    ("matmul batched 64x[256x64]@[64x256]", 64, 64, 256, 256, 64, False),
-    ("matmul [8x512x1024]@[1024x1024]", 8, 1, 512, 1024, 1024, False),
-    ("matmul+bias+gelu 1024x1024x1024", 1, 1, 1024, 1024, 1024, True),
+    # name, batch_a, batch_b, m, n, k, epilogue (+ bias, gelu), type
+    ("matmul 256x256x256", 1, 1, 256, 256, 256, False, "f32"),
+    ("matmul 1024x1024x1024", 1, 1, 1024, 1024, 1024, False, "f32"),
+    ("matmul 2048x2048x2048", 1, 1, 2048, 2048, 2048, False, "f32"),
+    ("matmul batched 64x[256x64]@[64x256]", 64, 64, 256, 256, 64, False,
+     "f32"),
+    ("matmul [8x512x1024]@[1024x1024]", 8, 1, 512, 1024, 1024, False, "f32"),
+    ("matmul+bias+gelu 1024x1024x1024", 1, 1, 1024, 1024, 1024, True, "f32"),
+    ("matmul f16 512x512x512", 1, 1, 512, 512, 512, False, "f16"),
+    ("matmul bf16 512x512x512", 1, 1, 512, 512, 512, False, "bf16"),
 ]
+
+# NumPy has f16 (its matmul then is a plain loop, not BLAS) but no bf16.
+NUMPY_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": None}
+TORCH_TYPES = {"f32": torch.float32, "f16": torch.float16,
+               "bf16": torch.bfloat16}
 
 CONV_CASES = [
     # name, n, c, h, w, k, r, s, pad, stride, epilogue (+ bias, relu)
@@ -77,9 +85,32 @@ def numpy_gelu(x):
     return 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
 
 
+def torch_median_ms(fn):
+    """median_ms, or None where this PyTorch lacks the operation for the
+    type (older CPU builds have no f16 matmul)."""
+    try:
+        return median_ms(fn)
+    except RuntimeError:
+        return None
+
+
+def bench_typed_matmul(name, a, b, dtype):
+    np_type = NUMPY_TYPES[dtype]
+    if np_type is None:
+        emit(name, "numpy", None)
+    else:
+        na, nb = a.astype(np_type), b.astype(np_type)
+        emit(name, "numpy", median_ms(lambda: np.matmul(na, nb)))
+    ta, tb = (torch.from_numpy(x).to(TORCH_TYPES[dtype]) for x in (a, b))
+    emit(name, "torch", torch_median_ms(lambda: torch.matmul(ta, tb)))
+
+
 def bench_matmul(case):
-    name, ba, bb, m, n, k, epilogue = case
+    name, ba, bb, m, n, k, epilogue, dtype = case
     a, b = values((ba, m, k)), values((bb, k, n))
+    if dtype != "f32":
+        bench_typed_matmul(name, a, b, dtype)
+        return
     bias = values((1, 1, n))
     ta, tb, tbias = (torch.from_numpy(x) for x in (a, b, bias))
     if epilogue:
