@@ -18,28 +18,27 @@ static uint64_t span_bytes(const cdnn_tensor_view_t *t)
     return (last + 1) * cdnn_data_type_size(t->type);
 }
 
-static int is_written(const cdnn_graph_view_t *g, int32_t ti)
-{
-    for (int32_t n = 0; n < g->node_count; n++)
-        for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++)
-            if (g->nodes[n].outputs[p] == ti)
-                return 1;
-    return 0;
-}
-
 cdnn_status_t plan_tensors_of_graph(const cdnn_graph_view_t *g, plan_tensor_t **tensors,
                                     uint32_t *count)
 {
     *count = 0;
     *tensors = calloc((size_t)g->tensor_count + 1, sizeof **tensors);
-    if (!*tensors)
+    char *written = calloc((size_t)g->tensor_count + 1, 1);
+    if (!*tensors || !written) {
+        free(written);
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    }
+    for (int32_t n = 0; n < g->node_count; n++)
+        for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++)
+            if (g->nodes[n].outputs[p] >= 0)
+                written[g->nodes[n].outputs[p]] = 1;
     for (int32_t i = 0; i < g->tensor_count; i++) {
         const cdnn_tensor_view_t *t = &g->tensors[i];
         if (!t->is_virtual && !t->is_scalar)
             (*tensors)[(*count)++] = (plan_tensor_t){
-                t->uid, t->alignment, span_bytes(t), t->type, is_written(g, i)};
+                t->uid, t->alignment, span_bytes(t), t->type, written[i]};
     }
+    free(written);
     return CDNN_STATUS_SUCCESS;
 }
 

@@ -858,7 +858,7 @@ static cdnn_status_t check_version(decoder_t *d, const uint8_t *bytes,
     fb_table_t root = fb_root(bytes, size);
     d->major = fb_get_u16(&root, GF_GRAPH_MAJOR, 0);
     d->minor = fb_get_u16(&root, GF_GRAPH_MINOR, 0);
-    if (d->sealed && d->minor >= 1 && !fb_has(&root, GF_GRAPH_SHA256))
+    if (d->sealed && (d->major > 1 || d->minor >= 1) && !fb_has(&root, GF_GRAPH_SHA256))
         return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
                          "%s: the graph is damaged: it says graph format %u.%u, "
                          "which always carries a SHA-256, and has none",

@@ -69,6 +69,7 @@ void cdnn_graph_destroy(cdnn_graph_t *graph)
     for (int32_t i = 0; i < graph->node_count; i++)
         free(graph->nodes[i].name);
     free(graph->tensors);
+    free(graph->uid_slots);
     free(graph->nodes);
     free(graph->name);
     free(graph);
@@ -114,12 +115,51 @@ cdnn_status_t cdnn_graph_set_data_types(cdnn_graph_t *graph,
     return CDNN_STATUS_SUCCESS;
 }
 
+/* A 64-bit mix (splitmix64's finaliser), so that sequential uids spread. */
+static uint32_t uid_hash(int64_t uid)
+{
+    uint64_t x = (uint64_t)uid;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return (uint32_t)(x ^ (x >> 31));
+}
+
+/* The slot that holds uid, or the empty slot where it would go. */
+static uint32_t uid_slot(const cdnn_graph_t *g, int64_t uid)
+{
+    uint32_t mask = g->uid_slot_count - 1, s = uid_hash(uid) & mask;
+    while (g->uid_slots[s].index_plus_1 && g->uid_slots[s].uid != uid)
+        s = (s + 1) & mask;
+    return s;
+}
+
+static void uid_index_add(cdnn_graph_t *g, int32_t i)
+{
+    int64_t uid = g->tensors[i].uid;
+    g->uid_slots[uid_slot(g, uid)] = (struct uid_slot){uid, i + 1};
+}
+
 int32_t graph_find_tensor(const cdnn_graph_t *g, int64_t uid)
 {
+    return g->uid_slot_count ? g->uid_slots[uid_slot(g, uid)].index_plus_1 - 1 : -1;
+}
+
+/* Make room in the uid index for one more tensor (rehashing them all when
+ * it would be more than half full). */
+static int uid_index_reserve(cdnn_graph_t *g)
+{
+    if (2 * ((uint32_t)g->tensor_count + 1) <= g->uid_slot_count)
+        return 0;
+    uint32_t count = g->uid_slot_count ? 2 * g->uid_slot_count : 16;
+    struct uid_slot *slots = calloc(count, sizeof *slots);
+    if (!slots)
+        return -1;
+    free(g->uid_slots);
+    g->uid_slots = slots;
+    g->uid_slot_count = count;
     for (int32_t i = 0; i < g->tensor_count; i++)
-        if (g->tensors[i].uid == uid)
-            return i;
-    return -1;
+        uid_index_add(g, i);
+    return 0;
 }
 
 /* Grow *items (of count/cap) by one slot of size bytes; NULL on failure. */
@@ -227,9 +267,10 @@ cdnn_status_t cdnn_graph_tensor(cdnn_graph_t *graph, int64_t uid,
                          "at most CDNN_MAX_TENSORS (%d) tensors",
                          (long long)uid, graph->tensor_count + 1, CDNN_MAX_TENSORS);
     char *owned = name ? strdup(name) : default_name("t", (long long)uid);
-    graph_tensor_t *t = owned ? grow((void **)&graph->tensors, &graph->tensor_count,
-                                     &graph->tensor_cap, sizeof *t)
-                              : NULL;
+    graph_tensor_t *t = owned && uid_index_reserve(graph) == 0
+                            ? grow((void **)&graph->tensors, &graph->tensor_count,
+                                   &graph->tensor_cap, sizeof *t)
+                            : NULL;
     if (!t) {
         free(owned);
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory adding tensor %lld",
@@ -237,6 +278,7 @@ cdnn_status_t cdnn_graph_tensor(cdnn_graph_t *graph, int64_t uid,
     }
     graph_invalidate(graph);
     t->uid = uid;
+    uid_index_add(graph, graph->tensor_count - 1);
     t->name = owned;
     t->type = type;
     t->rank = dims ? rank : 0;

@@ -40,6 +40,14 @@ struct cdnn_graph {
 
     graph_tensor_t *tensors;
     int32_t tensor_count, tensor_cap;
+    /* uid -> tensor: open addressing, at most half full, so that loading
+     * n tensors is O(n).  A slot keeps the uid beside the tensor's index + 1
+     * (0: empty), so that probing stays in the table. */
+    struct uid_slot {
+        int64_t uid;
+        int32_t index_plus_1;
+    } *uid_slots;
+    uint32_t uid_slot_count; /* a power of two, or 0 */
     graph_node_t *nodes;
     int32_t node_count, node_cap;
 

@@ -174,15 +174,94 @@ static cdnn_status_t check_tensor_use(const validation_t *v, int32_t ti)
                      t->name, (long long)t->uid, why);
 }
 
+/* The nodes ready to place, smallest declaration index first: a binary
+ * min-heap, so that ordering n nodes is O(n log n). */
+typedef struct ready_heap {
+    int32_t *items;
+    int32_t count;
+} ready_heap_t;
+
+static void heap_push(ready_heap_t *h, int32_t ni)
+{
+    int32_t i = h->count++;
+    while (i > 0 && h->items[(i - 1) / 2] > ni) {
+        h->items[i] = h->items[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->items[i] = ni;
+}
+
+static int32_t heap_pop(ready_heap_t *h)
+{
+    int32_t top = h->items[0], last = h->items[--h->count], i = 0;
+    for (;;) {
+        int32_t child = 2 * i + 1;
+        if (child >= h->count)
+            break;
+        if (child + 1 < h->count && h->items[child + 1] < h->items[child])
+            child++;
+        if (h->items[child] >= last)
+            break;
+        h->items[i] = h->items[child];
+        i = child;
+    }
+    if (h->count)
+        h->items[i] = last;
+    return top;
+}
+
+/* For each tensor, the nodes reading it, one entry per reading port:
+ * node_of[first[ti] .. first[ti + 1]). */
+typedef struct reader_lists {
+    int32_t *first;
+    int32_t *node_of;
+} reader_lists_t;
+
+static int make_reader_lists(const validation_t *v, reader_lists_t *r)
+{
+    const cdnn_graph_t *g = v->g;
+    r->first = calloc((size_t)g->tensor_count + 1, sizeof *r->first);
+    int32_t total = 0;
+    for (int32_t ti = 0; r->first && ti < g->tensor_count; ti++) {
+        r->first[ti] = total;
+        total += v->readers[ti];
+    }
+    r->node_of = malloc(((size_t)total + 1) * sizeof *r->node_of);
+    int32_t *fill = calloc((size_t)g->tensor_count + 1, sizeof *fill);
+    if (!r->first || !r->node_of || !fill) {
+        free(fill);
+        return -1;
+    }
+    r->first[g->tensor_count] = total;
+    for (int32_t ni = 0; ni < g->node_count; ni++)
+        for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++) {
+            int32_t ti = v->in[ni][p];
+            if (ti >= 0)
+                r->node_of[r->first[ti] + fill[ti]++] = ni;
+        }
+    free(fill);
+    return 0;
+}
+
+static cdnn_status_t cycle_failure(const cdnn_graph_t *g, const int32_t *pending)
+{
+    int32_t ni = 0;
+    while (pending[ni] == 0)
+        ni++;
+    return node_fail(&g->nodes[ni], "is part of a cycle: it reads, directly or not, "
+                     "a tensor that it writes");
+}
+
 /* Kahn's algorithm; ties go to the node declared first, so that the order
  * (and the content key built on it) does not depend on uid values. */
 static cdnn_status_t topological_order(validation_t *v)
 {
     cdnn_graph_t *g = v->g;
-    int32_t *pending = calloc((size_t)g->node_count, sizeof *pending);
-    char *done = calloc((size_t)g->node_count, 1);
+    int32_t *pending = calloc((size_t)g->node_count + 1, sizeof *pending);
+    ready_heap_t ready = {malloc(((size_t)g->node_count + 1) * sizeof(int32_t)), 0};
+    reader_lists_t readers = {NULL, NULL};
     cdnn_status_t st = CDNN_STATUS_SUCCESS;
-    if (!pending || !done) {
+    if (!pending || !ready.items || make_reader_lists(v, &readers) != 0) {
         st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory ordering nodes");
         goto out;
     }
@@ -190,34 +269,28 @@ static cdnn_status_t topological_order(validation_t *v)
         for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++)
             if (v->in[ni][p] >= 0 && v->producer[v->in[ni][p]] >= 0)
                 pending[ni]++;
-    for (int32_t placed = 0; placed < g->node_count; placed++) {
-        int32_t next = -1;
-        for (int32_t ni = 0; ni < g->node_count && next < 0; ni++)
-            if (!done[ni] && pending[ni] == 0)
-                next = ni;
-        if (next < 0) {
-            for (int32_t ni = 0; ni < g->node_count; ni++)
-                if (!done[ni]) {
-                    st = node_fail(&g->nodes[ni],
-                                   "is part of a cycle: it reads, directly or "
-                                   "not, a tensor that it writes");
-                    break;
-                }
-            goto out;
-        }
-        done[next] = 1;
-        v->order[placed] = next;
+    for (int32_t ni = 0; ni < g->node_count; ni++)
+        if (pending[ni] == 0)
+            heap_push(&ready, ni);
+    int32_t placed = 0;
+    while (ready.count) {
+        int32_t next = heap_pop(&ready);
+        v->order[placed++] = next;
         for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++) {
             int32_t ti = v->out[next][p];
-            for (int32_t ni = 0; ti >= 0 && ni < g->node_count; ni++)
-                for (int q = 0; q < CDNN_NODE_MAX_INPUTS; q++)
-                    if (v->in[ni][q] == ti)
-                        pending[ni]--;
+            for (int32_t r = ti >= 0 ? readers.first[ti] : 0;
+                 ti >= 0 && r < readers.first[ti + 1]; r++)
+                if (--pending[readers.node_of[r]] == 0)
+                    heap_push(&ready, readers.node_of[r]);
         }
     }
+    if (placed < g->node_count)
+        st = cycle_failure(g, pending);
 out:
     free(pending);
-    free(done);
+    free(ready.items);
+    free(readers.first);
+    free(readers.node_of);
     return st;
 }
 
