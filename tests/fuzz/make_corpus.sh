@@ -3,7 +3,10 @@
 # artifacts: every example graph built by the `cdnn` CLI, on its default
 # engine and on cpu:reference, saved in every form; plan bodies and CPU
 # payloads cut out of those plans; the test schema's buffer from cdnn's
-# builder (fb_dump) and from Debian's flatc.
+# builder (fb_dump) and from Debian's flatc; for fuzz_plan_exec, the body
+# and payload of the plan of each example, and of each small graph in
+# plan_exec_graphs/ (the examples' ops at sizes cheap enough to execute
+# thousands of times a second), on every CPU engine that builds it.
 #
 #   tests/fuzz/make_corpus.sh CDNN_CLI [FB_DUMP] [OUT]
 #
@@ -22,7 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # winner_cache/ holds hand-written seeds (records in the cache file format)
 # and is left alone.
-for t in graph graph_json container plan cpu_payload flatbuf; do
+for t in graph graph_json container plan cpu_payload plan_exec flatbuf; do
     rm -rf "${out:?}/$t"
     mkdir -p "$out/$t"
 done
@@ -41,12 +44,21 @@ for json in "$root"/examples/*.json; do
             --form graph+plan "$@" >/dev/null
     done
 done
+for json in "$root"/examples/*.json "$here"/plan_exec_graphs/*.json; do
+    name=$(basename "$json" .json)
+    case $json in "$here"/*) name=small_$name ;; esac
+    for engine in $("$cli" engines | awk '$1 ~ /^0x/ { print $2 }'); do
+        tag=$(echo "$engine" | tr ':' '_')
+        "$cli" build "$json" -o "$tmp/$name.$tag.cdp" --form plan \
+            --engine "$engine" >/dev/null 2>&1 || true
+    done
+done
 cp "$out"/container/*.cdc "$out/graph/"
 cp "$out"/container/*.cdc "$out/plan/"
 
 # Bodies and payloads: field 2 (body) of the Plan table, field 10
 # (payload) of the PlanBody table (schema/plan.fbs).
-python3 - "$out" <<'PY'
+python3 - "$out" "$tmp" <<'PY'
 import glob, os, struct, sys
 
 def vector_field(buf, field):
@@ -71,10 +83,21 @@ for path in sorted(glob.glob(os.path.join(out, 'plan', '*.cdp'))):
     payload = vector_field(body, 10)
     open(os.path.join(out, 'plan', name + '.body'), 'wb').write(body)
     open(os.path.join(out, 'cpu_payload', name + '.payload'), 'wb').write(payload)
+
+# fuzz_plan_exec: a mode byte, then a body (0), a payload (1), or a
+# perturbation (field 2 = span_bytes, tensor 0, an all-zero mask) and a
+# payload (2).
+for path in sorted(glob.glob(os.path.join(sys.argv[2], '*.cdp'))):
+    name = os.path.basename(path)[:-4]
+    body = vector_field(open(path, 'rb').read(), 2)
+    payload = vector_field(body, 10)
+    for suffix, seed in (('body', b'\0' + body), ('payload', b'\1' + payload),
+                         ('perturbed', b'\2\2\0' + bytes(8) + payload)):
+        open(os.path.join(out, 'plan_exec', name + '.' + suffix), 'wb').write(seed)
 PY
 
 # Identical seeds (an example whose default engine is cpu:reference) once.
-for t in graph container plan cpu_payload; do
+for t in graph container plan cpu_payload plan_exec; do
     (cd "$out/$t" && md5sum * | sort | awk 'seen[$1]++ { print $2 }' | xargs -r rm -f)
 done
 
@@ -90,6 +113,6 @@ fi
 du -sh "$out"
 # winner_cache/ holds hand-written seeds (records in the cache file format)
 # and is left alone.
-for t in graph graph_json container plan cpu_payload flatbuf; do
+for t in graph graph_json container plan cpu_payload plan_exec flatbuf; do
     echo "$t: $(ls "$out/$t" | wc -l) seeds"
 done
