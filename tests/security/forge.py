@@ -1,0 +1,1119 @@
+#!/usr/bin/python3
+"""Forge cdnn plans and containers that are re-sealed correctly (issue 8).
+
+usage: forge.py BASE_DIR OUT_DIR ENGINES_JSON
+
+  BASE_DIR      plans (*.cdp) and graph+plan containers (*.cdgp) saved by
+                cdnn (CPU engines: the payload is a CDCP buffer)
+  OUT_DIR       receives one file per forgery and manifest.json
+  ENGINES_JSON  the output of `cdnn engines --json --knobs`: which knobs each
+                engine declares and their ranges, so that "out of range" and
+                "valid" knob values are chosen from the engine's own limits
+
+Run with Debian's /usr/bin/python3 (python3-flatbuffers).  Nothing here
+loads libcdnn: the forgeries are written by python3-flatbuffers' Builder
+and read back with its Table class, so the test does not trust cdnn's own
+encoder to write the bytes it then refuses, and the script runs unchanged
+beside a sanitized build.
+
+A digest proves bytes intact, not honest.  Every forgery here is sealed as
+cdnn seals (docs/FORMATS.md sections 2-5, and the 1.1 formats of the issue 8
+notes), with a canonical envelope, so that a loader can only refuse it for
+what the edit changed:
+
+  plan       body_sha256 = SHA-256("CDPL" || major u16 || minor u16 || body)
+  container  1.0: graph_sha256 = SHA-256(graph part)
+             1.1: the same, plus sha256 = SHA-256("CDGP" || major u16 ||
+                  minor u16 || len(graph) u64 || graph || len(plan) u64 || plan)
+  graph      1.1: field 8 sha256 = SHA-256(the whole graph buffer with those
+                  32 bytes zeroed); 1.0 graphs have none.  The graph inside a
+                  CPU payload and a container's graph part are both graphs.
+
+Each version is re-sealed as it is found, so the script works on artifacts
+written before and after the 1.1 formats.
+
+Self-check (fails the run loudly, exit 1): before forging anything from a
+base artifact, every layer is decoded and re-encoded WITHOUT edits and must
+give cdnn's bytes back exactly (plan envelope, plan body, CPU payload, the
+graph in the payload, container envelope, the container's graph part), the
+digests must verify, and the tensor table and content key this script
+derives from the payload's graph must equal what cdnn recorded.  Otherwise
+a refusal later could be the layout's or the seal's, not the edit's.
+
+The manifest (OUT_DIR/manifest.json) lists every forgery: file, kind (plan
+or container), base, engine, category, expect ("CORRUPT_DATA", "LOADS" or
+"LOADS_OR_REFUSED"), message (a substring the refusal must contain, or ""),
+and what the edit did.  tests/security/run_forgeries.c loads each one and
+checks it; LOADS and LOADS_OR_REFUSED plans are executed with buffers of
+exactly the sizes the loaded plan declares, under ASan in `make test-asan`.
+"""
+import copy
+import hashlib
+import json
+import math
+import os
+import struct
+import sys
+
+try:
+    import flatbuffers
+    from flatbuffers import encode, packer
+    from flatbuffers import number_types as N
+    from flatbuffers.table import Table
+except ImportError as e:
+    print("SKIP: %s (apt-get install python3-flatbuffers; run with "
+          "/usr/bin/python3)" % e)
+    sys.exit(77)
+
+# What a refusal for a part disagreeing with another part must say (issue 8
+# notes: "every consistency refusal is CORRUPT_DATA with the word
+# 'inconsistent'").
+INCONSISTENT = "inconsistent"
+# A container whose graph is not the graph its plan records (save.c,
+# check_against_graph).  This check runs before the plan's payload is
+# restored, so it is what refuses any container whose plan records another
+# content key than its graph part's.
+CONTAINER_MISMATCH = "content keys differ"
+
+# graph.fbs DataType values and element sizes (src/core/names.c).
+F32, F16 = 1, 2
+TYPE_SIZE = {1: 4, 2: 2, 3: 2, 4: 8, 5: 4, 6: 8, 7: 1, 8: 1, 9: 1}
+# Op and NodeAttr union values (graph.fbs).
+ATTR_CONV, ATTR_POINTWISE, ATTR_REDUCTION, ATTR_NORM, ATTR_SDPA = 1, 2, 3, 4, 5
+OP_ATTR = {0: ATTR_CONV, 1: ATTR_CONV, 2: ATTR_CONV, 3: 0, 4: ATTR_POINTWISE,
+           5: ATTR_REDUCTION, 6: ATTR_NORM, 7: ATTR_NORM, 8: ATTR_NORM,
+           9: ATTR_SDPA}
+MAX_INPUTS, MAX_OUTPUTS = 5, 3  # CDNN_NODE_MAX_INPUTS / _OUTPUTS
+CONTENT_KEY_TAG = b"cdnn content key v1\0"  # sizeof includes the NUL
+
+
+def f64_bits(x):
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def bits_f64(b):
+    return struct.unpack("<d", struct.pack("<Q", b))[0]
+
+
+class ForgeError(Exception):
+    pass
+
+
+class SelfCheckError(Exception):
+    pass
+
+
+def hexdiff(a, b):
+    if len(a) != len(b):
+        return "sizes %d and %d" % (len(a), len(b))
+    for k, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return "first difference at byte %d (0x%02x vs 0x%02x)" % (k, x, y)
+    return "identical"
+
+
+def same(what, rebuilt, original):
+    """The self-check: a rebuild without edits must be cdnn's bytes."""
+    if rebuilt != original:
+        raise SelfCheckError("rebuilding %s without edits does not give cdnn's "
+                             "bytes: %s" % (what, hexdiff(rebuilt, original)))
+
+
+# ---------------------------------------------------------------------------
+# Reading: python3-flatbuffers' Table, fields by schema id
+# ---------------------------------------------------------------------------
+
+class Obj:
+    """A table in a FlatBuffers buffer, read by field id (the vtable slot of
+    field i is at 4 + 2 i).  Reading by id rather than through generated
+    classes keeps the script independent of which schema minor is checked
+    out: a field this script does not know is simply not read."""
+
+    def __init__(self, buf, pos):
+        self.buf = buf
+        self.t = Table(buf, pos)
+
+    @classmethod
+    def root(cls, buf, ident=None):
+        if len(buf) < 8 or (ident is not None and buf[4:8] != ident):
+            raise ForgeError("expected identifier %r, found %r" % (ident, buf[4:8]))
+        return cls(buf, encode.Get(packer.uoffset, buf, 0))
+
+    def _o(self, fid):
+        return self.t.Offset(4 + 2 * fid)
+
+    def has(self, fid):
+        return self._o(fid) != 0
+
+    def scalar(self, fid, flags, default):
+        o = self._o(fid)
+        return self.t.Get(flags, self.t.Pos + o) if o else default
+
+    def u8(self, fid, d=0): return self.scalar(fid, N.Uint8Flags, d)
+    def i8(self, fid, d=0): return self.scalar(fid, N.Int8Flags, d)
+    def u16(self, fid, d=0): return self.scalar(fid, N.Uint16Flags, d)
+    def i32(self, fid, d=0): return self.scalar(fid, N.Int32Flags, d)
+    def i64(self, fid, d=0): return self.scalar(fid, N.Int64Flags, d)
+    def u64(self, fid, d=0): return self.scalar(fid, N.Uint64Flags, d)
+    def flag(self, fid, d=False): return bool(self.scalar(fid, N.BoolFlags, d))
+
+    def f64bits(self, fid, default):
+        o = self._o(fid)
+        if not o:
+            return f64_bits(default)
+        return struct.unpack_from("<Q", self.buf, self.t.Pos + o)[0]
+
+    def string(self, fid):
+        o = self._o(fid)
+        return self.t.String(self.t.Pos + o).decode() if o else None
+
+    def _vector(self, fid):
+        o = self._o(fid)
+        return (self.t.Vector(o), self.t.VectorLen(o)) if o else (None, 0)
+
+    def raw(self, fid, elem):
+        """A vector's element bytes, or None when absent."""
+        pos, n = self._vector(fid)
+        return None if pos is None else bytes(self.buf[pos:pos + n * elem])
+
+    def i64s(self, fid):
+        pos, n = self._vector(fid)
+        return None if pos is None else list(struct.unpack_from("<%dq" % n, self.buf, pos))
+
+    def tables(self, fid):
+        pos, n = self._vector(fid)
+        if pos is None:
+            return None
+        return [Obj(self.buf, self.t.Indirect(pos + 4 * i)) for i in range(n)]
+
+    def table(self, fid):
+        o = self._o(fid)
+        return Obj(self.buf, self.t.Indirect(self.t.Pos + o)) if o else None
+
+
+# ---------------------------------------------------------------------------
+# Writing: python3-flatbuffers' Builder, laid out as cdnn's builder lays out
+# (src/format/flatbuf.c).  The Builder already writes back to front, omits
+# scalars equal to their default, trims trailing absent fields from the
+# vtable and pads as cdnn does; the differences are handled here:
+#   - [ubyte] vectors: cdnn aligns their elements to 8 (a nested buffer keeps
+#     its alignment), CreateByteVector to 4: byte_vector() asks for 8;
+#   - vtables: the Builder shares identical vtables, cdnn writes one per
+#     table: end_table() forgets earlier vtables before each table ends;
+#   - doubles: the Builder omits a value == its default, cdnn compares bits
+#     (-0.0 survives a 0.0 default): add_f64() compares bits.
+# ---------------------------------------------------------------------------
+
+def builder():
+    return flatbuffers.Builder(1024)
+
+
+def byte_vector(b, data):
+    b.StartVector(1, len(data), 8)
+    b.head -= len(data)
+    b.Bytes[b.head:b.head + len(data)] = data
+    return b.EndVector()
+
+
+def struct_vector(b, data, elem, align, n):
+    b.StartVector(elem, n, align)
+    b.head -= len(data)
+    b.Bytes[b.head:b.head + len(data)] = data
+    return b.EndVector()
+
+
+def i64_vector(b, values):
+    b.StartVector(8, len(values), 8)
+    for v in reversed(values):
+        b.PrependInt64(v)
+    return b.EndVector()
+
+
+def ref_vector(b, refs):
+    b.StartVector(4, len(refs), 4)
+    for r in reversed(refs):
+        b.PrependUOffsetTRelative(r)
+    return b.EndVector()
+
+
+def string(b, s):
+    return b.CreateString(s) if s is not None else 0
+
+
+def add(b, slot, prepend, value, default):
+    if value != default:
+        prepend(value)
+        b.Slot(slot)
+
+
+def add_f64(b, slot, bits, default):
+    if bits != f64_bits(default):
+        b.PrependFloat64(bits_f64(bits))
+        b.Slot(slot)
+
+
+def add_ref(b, slot, ref):
+    if ref:
+        b.PrependUOffsetTRelativeSlot(slot, ref, 0)
+
+
+def end_table(b):
+    b.vtables = {}  # cdnn never shares a vtable
+    return b.EndObject()
+
+
+def finish(b, root, ident=None):
+    b.Finish(root, file_identifier=ident)
+    return bytes(b.Output())
+
+
+# ---------------------------------------------------------------------------
+# Graph (CDGR; graph.fbs; src/format/graph_format.c)
+# ---------------------------------------------------------------------------
+
+GRAPH_SHA256_FIELD = 8  # graph format 1.1
+
+
+def graph_digest_ok(buf, at):
+    """at: offset of the 32 digest bytes.  The digest is of the whole buffer
+    with those 32 bytes zeroed."""
+    zeroed = buf[:at] + bytes(32) + buf[at + 32:]
+    return hashlib.sha256(zeroed).digest() == buf[at:at + 32]
+
+
+def read_ports(o, fid):
+    raw = o.raw(fid, 16)
+    if raw is None:
+        return []
+    return [(raw[i], struct.unpack_from("<q", raw, i + 8)[0])
+            for i in range(0, len(raw), 16)]
+
+
+def read_attr(kind, a):
+    if kind == ATTR_CONV:
+        return {"spatial_dims": a.i32(0, 0), "pre_padding": a.i64s(1),
+                "post_padding": a.i64s(2), "stride": a.i64s(3),
+                "dilation": a.i64s(4), "groups": a.i64(5, 1)}
+    if kind == ATTR_POINTWISE:
+        return {"mode": a.i8(0, 0), "f64": [a.f64bits(i + 1, d) for i, d in
+                                            enumerate(PW_DEFAULTS)]}
+    if kind == ATTR_REDUCTION:
+        return {"mode": a.i8(0, 0)}
+    if kind == ATTR_NORM:
+        return {"epsilon": a.f64bits(0, 0.0)}
+    if kind == ATTR_SDPA:
+        return {"scale": a.f64bits(0, 0.0), "causal": a.flag(1)}
+    raise ForgeError("unknown attribute union type %d" % kind)
+
+
+# relu_lower_clip, relu_upper_clip, relu_lower_clip_slope, elu_alpha,
+# softplus_beta, swish_beta
+PW_DEFAULTS = (0.0, math.inf, 0.0, 1.0, 1.0, 1.0)
+CONV_VECTORS = (("pre_padding", 0), ("post_padding", 0), ("stride", 1),
+                ("dilation", 1))
+
+
+def read_graph(buf):
+    g = Obj.root(buf, b"CDGR")
+    graph = {"major": g.u16(0), "minor": g.u16(1), "name": g.string(2),
+             "io_type": g.i8(3, F32), "intermediate_type": g.i8(4, F32),
+             "compute_type": g.i8(5, F32), "tensors": [], "nodes": [],
+             "sha256": None}
+    for t in g.tables(6) or []:
+        graph["tensors"].append({
+            "uid": t.i64(0), "name": t.string(1), "data_type": t.i8(2, 0),
+            "dims": t.i64s(3), "strides": t.i64s(4), "is_virtual": t.flag(5),
+            "alignment": t.i64(6), "is_scalar": t.flag(7),
+            "scalar_value": t.f64bits(8, 0.0)})
+    for n in g.tables(7) or []:
+        kind = n.u8(4, 0)
+        graph["nodes"].append({
+            "name": n.string(0), "op": n.i8(1, 0), "inputs": read_ports(n, 2),
+            "outputs": read_ports(n, 3), "attr_type": kind,
+            "attr": read_attr(kind, n.table(5)) if n.has(5) else None})
+    if g.has(GRAPH_SHA256_FIELD):
+        pos, count = g._vector(GRAPH_SHA256_FIELD)
+        if count != 32:
+            raise ForgeError("graph digest of %d bytes" % count)
+        if not graph_digest_ok(buf, pos):
+            raise SelfCheckError("a graph's own SHA-256 (format %d.%d) does not "
+                                 "verify as the zeroed-digest hash of its buffer"
+                                 % (graph["major"], graph["minor"]))
+        graph["sha256"] = bytes(buf[pos:pos + 32])
+    elif graph["minor"] >= 1:
+        raise ForgeError("graph format %d.%d without its sha256 field"
+                         % (graph["major"], graph["minor"]))
+    return graph
+
+
+def packed_strides(dims):
+    strides, s = [0] * len(dims), 1
+    for d in range(len(dims) - 1, -1, -1):
+        strides[d] = s
+        s *= dims[d]
+    return strides
+
+
+def encode_tensor(b, t):
+    name = string(b, t["name"])
+    dims = i64_vector(b, t["dims"]) if t["dims"] else 0
+    # cdnn leaves packed strides out (an absent vector means packed).
+    strides = (i64_vector(b, t["strides"]) if t["dims"] and t["strides"] is not None
+               and t["strides"] != packed_strides(t["dims"]) else 0)
+    b.StartObject(9)
+    add(b, 0, b.PrependInt64, t["uid"], 0)
+    add_ref(b, 1, name)
+    add(b, 2, b.PrependInt8, t["data_type"], 0)
+    add_ref(b, 3, dims)
+    add_ref(b, 4, strides)
+    add(b, 5, b.PrependBool, t["is_virtual"], False)
+    add(b, 6, b.PrependInt64, t["alignment"], 0)
+    add(b, 7, b.PrependBool, t["is_scalar"], False)
+    if t["is_scalar"]:
+        add_f64(b, 8, t["scalar_value"], 0.0)
+    return end_table(b)
+
+
+def encode_ports(b, ports):
+    if not ports:
+        return 0
+    data = b"".join(struct.pack("<B7xq", slot, uid) for slot, uid in ports)
+    return struct_vector(b, data, 16, 8, len(ports))
+
+
+def encode_attr(b, kind, a):
+    if kind == ATTR_CONV:
+        vecs = [i64_vector(b, a[k]) if a[k] is not None and any(v != d for v in a[k])
+                else 0 for k, d in CONV_VECTORS]
+        b.StartObject(6)
+        add(b, 0, b.PrependInt32, a["spatial_dims"], 0)
+        for i, ref in enumerate(vecs):
+            add_ref(b, 1 + i, ref)
+        add(b, 5, b.PrependInt64, a["groups"], 1)
+    elif kind == ATTR_POINTWISE:
+        b.StartObject(7)
+        add(b, 0, b.PrependInt8, a["mode"], 0)
+        for i, (bits, d) in enumerate(zip(a["f64"], PW_DEFAULTS)):
+            add_f64(b, 1 + i, bits, d)
+    elif kind == ATTR_REDUCTION:
+        b.StartObject(1)
+        add(b, 0, b.PrependInt8, a["mode"], 0)
+    elif kind == ATTR_NORM:
+        b.StartObject(1)
+        add_f64(b, 0, a["epsilon"], 0.0)
+    elif kind == ATTR_SDPA:
+        b.StartObject(2)
+        add_f64(b, 0, a["scale"], 0.0)
+        add(b, 1, b.PrependBool, a["causal"], False)
+    else:
+        raise ForgeError("unknown attribute union type %d" % kind)
+    return end_table(b)
+
+
+def encode_node(b, n):
+    name = string(b, n["name"])
+    inputs = encode_ports(b, n["inputs"])
+    outputs = encode_ports(b, n["outputs"])
+    attr = encode_attr(b, n["attr_type"], n["attr"]) if n["attr"] is not None else 0
+    b.StartObject(6)
+    add_ref(b, 0, name)
+    add(b, 1, b.PrependInt8, n["op"], 0)
+    add_ref(b, 2, inputs)
+    add_ref(b, 3, outputs)
+    if attr:
+        add(b, 4, b.PrependUint8, n["attr_type"], 0)
+    add_ref(b, 5, attr)
+    return end_table(b)
+
+
+def encode_graph(graph):
+    """cdnn's order (encode_graph): [1.1: the digest vector, first, so that it
+    sits at the end of the buffer], name, each tensor, the tensor vector, each
+    node, the node vector, the table with fields in id order."""
+    b = builder()
+    digest = byte_vector(b, bytes(32)) if graph["sha256"] is not None else 0
+    name = string(b, graph["name"])
+    trefs = [encode_tensor(b, t) for t in graph["tensors"]]
+    tensors = ref_vector(b, trefs) if trefs else 0
+    nrefs = [encode_node(b, n) for n in graph["nodes"]]
+    nodes = ref_vector(b, nrefs) if nrefs else 0
+    b.StartObject(9)
+    add(b, 0, b.PrependUint16, graph["major"], 0)
+    add(b, 1, b.PrependUint16, graph["minor"], 0)
+    add_ref(b, 2, name)
+    add(b, 3, b.PrependInt8, graph["io_type"], F32)
+    add(b, 4, b.PrependInt8, graph["intermediate_type"], F32)
+    add(b, 5, b.PrependInt8, graph["compute_type"], F32)
+    add_ref(b, 6, tensors)
+    add_ref(b, 7, nodes)
+    add_ref(b, GRAPH_SHA256_FIELD, digest)
+    out = bytearray(finish(b, end_table(b), b"CDGR"))
+    if digest:
+        # The vector's count is `digest` bytes from the end; its 32 bytes
+        # follow.  Hash the buffer with them zeroed (as they are), then patch.
+        at = len(out) - digest + 4
+        out[at:at + 32] = hashlib.sha256(bytes(out)).digest()
+    return bytes(out)
+
+
+# ---- the graph as cdnn's validated view sees it ---------------------------
+
+def view_type(graph, t):
+    if t["data_type"]:
+        return t["data_type"]
+    return graph["intermediate_type"] if t["is_virtual"] else graph["io_type"]
+
+
+def view_strides(t):
+    return t["strides"] if t["strides"] is not None else packed_strides(t["dims"] or [])
+
+
+def span_bytes(graph, t):
+    last = sum((d - 1) * s for d, s in zip(t["dims"] or [], view_strides(t)))
+    return (last + 1) * TYPE_SIZE[view_type(graph, t)]
+
+
+def tensor_table(graph):
+    """What a plan's tensor table must say of the graph it runs
+    (src/engine/plan_check.c): the non-virtual, non-scalar tensors in
+    declaration order, (uid, alignment, span_bytes, type, is_output)."""
+    written = {uid for n in graph["nodes"] for _, uid in n["outputs"]}
+    return [(t["uid"], t["alignment"], span_bytes(graph, t), view_type(graph, t),
+             1 if t["uid"] in written else 0)
+            for t in graph["tensors"] if not t["is_virtual"] and not t["is_scalar"]]
+
+
+def content_key(graph):
+    """cdnn_graph_content_key of a validated graph (src/graph/content_key.c):
+    SHA-256 over the tag, the compute type, then each node (in the view's
+    order, which for the graph a payload carries is the stored order) with
+    its attributes and its ports, each tensor hashed at its first use under
+    a number counted in order of first use."""
+    h = hashlib.sha256()
+
+    def i64(v):
+        h.update(struct.pack("<q", v))
+
+    def f64(bits):
+        v = bits_f64(bits)
+        if v == 0:
+            v = 0.0
+        elif math.isnan(v):
+            v = float("nan")  # the quiet NaN 0x7ff8000000000000, as C's NAN
+        h.update(struct.pack("<d", v))
+
+    index = {t["uid"]: i for i, t in enumerate(graph["tensors"])}
+    canonical = {}
+
+    def port(uid):
+        if uid is None:
+            i64(-1)
+            return
+        ti = index[uid]
+        if ti in canonical:
+            i64(canonical[ti])
+            return
+        canonical[ti] = len(canonical)
+        i64(canonical[ti])
+        t = graph["tensors"][ti]
+        i64(view_type(graph, t))
+        dims, strides = t["dims"] or [], view_strides(t)
+        i64(len(dims))
+        for d, s in zip(dims, strides):
+            i64(d)
+            i64(s)
+        i64(t["alignment"])
+        i64(int(t["is_virtual"]))
+        i64(int(t["is_scalar"]))
+        f64(t["scalar_value"] if t["is_scalar"] else 0)
+
+    h.update(CONTENT_KEY_TAG)
+    i64(graph["compute_type"])
+    i64(len(graph["nodes"]))
+    for n in graph["nodes"]:
+        i64(n["op"])
+        a, kind = n["attr"], OP_ATTR.get(n["op"], 0)
+        if kind == ATTR_CONV:
+            i64(a["spatial_dims"])
+            for i in range(a["spatial_dims"]):
+                for k, d in CONV_VECTORS:
+                    i64(a[k][i] if a[k] is not None else d)
+            i64(a["groups"])
+        elif kind == ATTR_POINTWISE:
+            i64(a["mode"])
+            for bits in a["f64"]:
+                f64(bits)
+        elif kind == ATTR_REDUCTION:
+            i64(a["mode"])
+        elif kind == ATTR_NORM:
+            f64(a["epsilon"])
+        elif kind == ATTR_SDPA:
+            f64(a["scale"])
+            i64(1 if a["causal"] else 0)
+        ins, outs = dict(n["inputs"]), dict(n["outputs"])
+        for s in range(MAX_INPUTS):
+            port(ins.get(s))
+        for s in range(MAX_OUTPUTS):
+            port(outs.get(s))
+    return h.digest()
+
+
+# ---- graph edits --------------------------------------------------------------
+
+def tensor_by_uid(graph, uid):
+    for t in graph["tensors"]:
+        if t["uid"] == uid:
+            return t
+    raise ForgeError("no tensor uid %d in the graph" % uid)
+
+
+def batch_carriers(graph):
+    """The tensors that carry the batch: the first node's first input, every
+    output of a node that reads a carrier, and every input of such a node
+    with the same dims as a carrier it reads (the b of an elementwise op,
+    SDPA's k and v).  Weights, biases and broadcast operands are not
+    carriers.  For the example graphs, doubling dim 0 of every carrier is a
+    valid graph computing on twice the batch."""
+    shapes = {t["uid"]: t["dims"] for t in graph["tensors"]}
+    first = graph["nodes"][0]["inputs"][0][1]
+    carriers, changed = {first}, True
+    while changed:
+        changed = False
+        for n in graph["nodes"]:
+            read = [u for _, u in n["inputs"] if u in carriers]
+            if not read:
+                continue
+            like = {tuple(shapes[u] or ()) for u in read}
+            new = {u for _, u in n["outputs"]} | {
+                u for _, u in n["inputs"] if tuple(shapes[u] or ()) in like}
+            if not new <= carriers:
+                carriers |= new
+                changed = True
+    return carriers
+
+
+def double_batch(graph, carriers):
+    """dim 0 doubled for every carrier with dims (a declared graph leaves
+    inferred dims absent); explicit strides keep their values, so an outer
+    stride still steps over the inner dims."""
+    for t in graph["tensors"]:
+        if t["uid"] in carriers and t["dims"] and not t["is_scalar"]:
+            t["dims"] = [2 * t["dims"][0]] + t["dims"][1:]
+
+
+def double_outer_stride(graph, uid):
+    """Double the stride of the outermost dim longer than 1 (a dim of 1
+    spans nothing, whatever its stride): a valid strided tensor whose
+    elements span about twice the bytes."""
+    t = tensor_by_uid(graph, uid)
+    if not t["dims"]:
+        raise ForgeError("tensor uid %d has no dims to stride" % uid)
+    strides = list(view_strides(t))
+    d = next((i for i, n in enumerate(t["dims"]) if n > 1), None)
+    if d is None:
+        raise ForgeError("tensor uid %d has no dim longer than 1" % uid)
+    strides[d] *= 2
+    t["strides"] = strides
+
+
+# ---------------------------------------------------------------------------
+# CPU payload (CDCP; cpu_payload.fbs; providers/cpu/payload.c)
+# ---------------------------------------------------------------------------
+
+def read_payload(buf):
+    p = Obj.root(buf, b"CDCP")
+    return {"major": p.u16(0), "minor": p.u16(1), "engine": p.string(2),
+            "knobs": [(k.string(0), k.i64(1)) for k in p.tables(3) or []],
+            "graph": p.raw(4, 1)}
+
+
+def encode_payload(p):
+    """cdnn's order: each knob (name, table), the knob vector (present even
+    when empty), the graph bytes, the engine name, the table."""
+    b = builder()
+    refs = []
+    for name, value in p["knobs"]:
+        nref = string(b, name)
+        b.StartObject(2)
+        add_ref(b, 0, nref)
+        add(b, 1, b.PrependInt64, value, 0)
+        refs.append(end_table(b))
+    knobs = ref_vector(b, refs)
+    graph = byte_vector(b, p["graph"])
+    engine = string(b, p["engine"])
+    b.StartObject(5)
+    add(b, 0, b.PrependUint16, p["major"], 0)
+    add(b, 1, b.PrependUint16, p["minor"], 0)
+    add_ref(b, 2, engine)
+    add_ref(b, 3, knobs)
+    add_ref(b, 4, graph)
+    return finish(b, end_table(b), b"CDCP")
+
+
+# ---------------------------------------------------------------------------
+# Plan (CDPL; plan.fbs; src/format/plan_format.c)
+# ---------------------------------------------------------------------------
+
+PLAN_TENSOR = struct.Struct("<qqQbB6x")  # uid, alignment, span, type, is_output
+
+
+def read_body(buf):
+    o = Obj.root(buf)
+    raw = o.raw(6, PLAN_TENSOR.size) or b""
+    return {"engine_id": o.u64(0), "engine_name": o.string(1),
+            "provider_name": o.string(2), "provider_version": o.string(3),
+            "device_kind": o.i8(4), "device_arch": o.i32(5),
+            "tensors": [PLAN_TENSOR.unpack_from(raw, i)
+                        for i in range(0, len(raw), PLAN_TENSOR.size)],
+            "workspace_size": o.u64(7), "payload_major": o.u16(8),
+            "payload_minor": o.u16(9), "payload": o.raw(10, 1),
+            "content_key": o.raw(11, 1)}
+
+
+def encode_body(f):
+    """cdnn's order (encode_body): content key, payload, tensors, provider
+    version, provider name, engine name, then the fields in id order; no
+    identifier."""
+    b = builder()
+    key = byte_vector(b, f["content_key"])
+    payload = byte_vector(b, f["payload"])
+    data = b"".join(PLAN_TENSOR.pack(*t) for t in f["tensors"])
+    tensors = struct_vector(b, data, PLAN_TENSOR.size, 8, len(f["tensors"]))
+    version = string(b, f["provider_version"])
+    provider = string(b, f["provider_name"])
+    engine = string(b, f["engine_name"])
+    b.StartObject(12)
+    add(b, 0, b.PrependUint64, f["engine_id"], 0)
+    add_ref(b, 1, engine)
+    add_ref(b, 2, provider)
+    add_ref(b, 3, version)
+    add(b, 4, b.PrependInt8, f["device_kind"], 0)
+    add(b, 5, b.PrependInt32, f["device_arch"], 0)
+    add_ref(b, 6, tensors)
+    add(b, 7, b.PrependUint64, f["workspace_size"], 0)
+    add(b, 8, b.PrependUint16, f["payload_major"], 0)
+    add(b, 9, b.PrependUint16, f["payload_minor"], 0)
+    add_ref(b, 10, payload)
+    add_ref(b, 11, key)
+    return finish(b, end_table(b))
+
+
+def seal_plan(major, minor, body):
+    return hashlib.sha256(b"CDPL" + struct.pack("<HH", major, minor) + body).digest()
+
+
+def read_plan(buf):
+    p = Obj.root(buf, b"CDPL")
+    return {"major": p.u16(0), "minor": p.u16(1), "body": p.raw(2, 1),
+            "digest": p.raw(3, 1)}
+
+
+def encode_plan(major, minor, body):
+    """The envelope, sealed: digest vector, body vector, then major, minor,
+    body, digest; identifier CDPL."""
+    b = builder()
+    digest = byte_vector(b, seal_plan(major, minor, body))
+    body_ref = byte_vector(b, body)
+    b.StartObject(4)
+    add(b, 0, b.PrependUint16, major, 0)
+    add(b, 1, b.PrependUint16, minor, 0)
+    add_ref(b, 2, body_ref)
+    add_ref(b, 3, digest)
+    return finish(b, end_table(b), b"CDPL")
+
+
+# ---------------------------------------------------------------------------
+# Container (CDGP; container.fbs; src/format/container_format.c)
+# ---------------------------------------------------------------------------
+
+def seal_container(major, minor, graph, plan):
+    plan = plan or b""
+    return hashlib.sha256(b"CDGP" + struct.pack("<HH", major, minor) +
+                          struct.pack("<Q", len(graph)) + graph +
+                          struct.pack("<Q", len(plan)) + plan).digest()
+
+
+def read_container(buf):
+    c = Obj.root(buf, b"CDGP")
+    return {"major": c.u16(0), "minor": c.u16(1), "graph": c.raw(2, 1),
+            "plan": c.raw(3, 1), "graph_sha256": c.raw(4, 1),
+            "sha256": c.raw(5, 1)}
+
+
+def encode_container(c, graph, plan):
+    """1.0: graph digest, plan, graph vectors, then fields 0-4.  1.1 (it has
+    the whole-container sha256, field 5): that digest's vector first, then
+    as 1.0, then fields 0-5.  Both end with identifier CDGP."""
+    b = builder()
+    whole = (byte_vector(b, seal_container(c["major"], c["minor"], graph, plan))
+             if c["sha256"] is not None else 0)
+    gdigest = byte_vector(b, hashlib.sha256(graph).digest())
+    plan_ref = byte_vector(b, plan) if plan is not None else 0
+    graph_ref = byte_vector(b, graph)
+    b.StartObject(6)
+    add(b, 0, b.PrependUint16, c["major"], 0)
+    add(b, 1, b.PrependUint16, c["minor"], 0)
+    add_ref(b, 2, graph_ref)
+    add_ref(b, 3, plan_ref)
+    add_ref(b, 4, gdigest)
+    add_ref(b, 5, whole)
+    return finish(b, end_table(b), b"CDGP")
+
+
+# ---------------------------------------------------------------------------
+# A decoded plan, every layer checked by a rebuild without edits
+# ---------------------------------------------------------------------------
+
+class PlanParts:
+    def __init__(self, buf, what):
+        self.what = what
+        env = read_plan(buf)
+        if env["body"] is None or env["digest"] is None:
+            raise ForgeError("%s: plan without body or digest" % what)
+        if env["digest"] != seal_plan(env["major"], env["minor"], env["body"]):
+            raise SelfCheckError("%s: the plan's body_sha256 is not SHA-256(CDPL "
+                                 "|| version || body)" % what)
+        self.major, self.minor = env["major"], env["minor"]
+        same("%s: the plan envelope" % what,
+             encode_plan(self.major, self.minor, env["body"]), buf)
+        self.body = read_body(env["body"])
+        same("%s: the plan body" % what, encode_body(self.body), env["body"])
+        if not self.body["engine_name"].startswith("cpu:"):
+            raise ForgeError("%s: engine %s: only CPU payloads are forged here"
+                             % (what, self.body["engine_name"]))
+        self.payload = read_payload(self.body["payload"])
+        same("%s: the CPU payload" % what, encode_payload(self.payload),
+             self.body["payload"])
+        self.graph = read_graph(self.payload["graph"])
+        same("%s: the graph in the payload (format %d.%d)" % (
+            what, self.graph["major"], self.graph["minor"]),
+            encode_graph(self.graph), self.payload["graph"])
+        table = tensor_table(self.graph)
+        if table != [t[:5] for t in self.body["tensors"]]:
+            raise SelfCheckError("%s: the tensor table derived from the payload's "
+                                 "graph %s is not the recorded one %s"
+                                 % (what, table, self.body["tensors"]))
+        if content_key(self.graph) != self.body["content_key"]:
+            raise SelfCheckError("%s: the content key computed from the payload's "
+                                 "graph is not the recorded one" % what)
+
+    def parts(self):
+        """Deep copies to edit: (body, payload, graph)."""
+        return (copy.deepcopy(self.body), copy.deepcopy(self.payload),
+                copy.deepcopy(self.graph))
+
+    def build(self, body, payload, graph):
+        """Re-encode from the innermost part out, re-sealing every layer."""
+        payload = dict(payload, graph=encode_graph(graph))
+        body = dict(body, payload=encode_payload(payload))
+        return encode_plan(self.major, self.minor, encode_body(body))
+
+
+# ---------------------------------------------------------------------------
+# The forgeries
+# ---------------------------------------------------------------------------
+
+def rederive(body, graph):
+    """Make the record agree with the (edited) graph: a self-consistent plan
+    for a different computation."""
+    body["tensors"] = tensor_table(graph)
+    body["content_key"] = content_key(graph)
+
+
+def first(rows, pred, what):
+    for r in rows:
+        if pred(r):
+            return r
+    raise ForgeError("no %s in the tensor table" % what)
+
+
+def plan_edits(parts, knobs):
+    """(category, edit(body, payload, graph), expect, message, description)
+    for one base plan.  knobs: {name: (min, max)} the engine declares."""
+    table = parts.body["tensors"]
+    inp = first(table, lambda t: not t[4], "input")
+    out = first(table, lambda t: t[4], "output")
+    uids = [t[0] for t in table]
+    new_uid = max(uids) + 1000
+    carriers = batch_carriers(parts.graph)
+
+    def set_row(row_uid, **kw):
+        """Change fields of the table entry for row_uid."""
+        def edit(body, payload, graph):
+            rows = []
+            for t in body["tensors"]:
+                t = list(t)
+                if t[0] == row_uid:
+                    for k, v in kw.items():
+                        t[("uid", "alignment", "span", "type", "is_output").index(k)] = v
+                rows.append(tuple(t))
+            body["tensors"] = rows
+        return edit
+
+    def knob_list(*extra):
+        def edit(body, payload, graph):
+            payload["knobs"] = payload["knobs"] + list(extra)
+        return edit
+
+    def then(*fns):
+        def edit(body, payload, graph):
+            for fn in fns:
+                fn(body, payload, graph)
+        return edit
+
+    def drop_last(body, payload, graph):
+        body["tensors"] = body["tensors"][:-1]
+
+    def add_row(body, payload, graph):
+        body["tensors"] = body["tensors"] + [(new_uid + 1, 0, 64, F32, 0)]
+
+    def zero_key(body, payload, graph):
+        body["content_key"] = bytes(32)
+
+    def batch(body, payload, graph):
+        double_batch(graph, carriers)
+
+    def stride(uid):
+        def edit(body, payload, graph):
+            double_outer_stride(graph, uid)
+        return edit
+
+    def rename(body, payload, graph):
+        graph["tensors"][0]["name"] = "forged_name"
+
+    def consistent(body, payload, graph):
+        rederive(body, graph)
+
+    bad = "CORRUPT_DATA"
+    edits = [
+        ("control.unchanged", lambda *a: None, "LOADS", "",
+         "every layer re-encoded and re-sealed, nothing changed"),
+        ("control.tensor_renamed", rename, "LOADS", "",
+         "a tensor of the payload's graph renamed (names are in no key or "
+         "table): the payload, body and seal change, the plan stays valid"),
+        ("table.span_halved.input",
+         set_row(inp[0], span=inp[2] // 2), bad, INCONSISTENT,
+         "tensor table: input uid %d span %d -> %d" % (inp[0], inp[2], inp[2] // 2)),
+        ("table.span_halved.output",
+         set_row(out[0], span=out[2] // 2), bad, INCONSISTENT,
+         "tensor table: output uid %d span %d -> %d" % (out[0], out[2], out[2] // 2)),
+        ("table.span_2p62", set_row(out[0], span=1 << 62), bad, INCONSISTENT,
+         "tensor table: output uid %d span -> 2^62" % out[0]),
+        ("table.uid_changed", set_row(inp[0], uid=new_uid), bad, INCONSISTENT,
+         "tensor table: uid %d -> %d" % (inp[0], new_uid)),
+        ("table.uid_dropped", drop_last, bad, INCONSISTENT,
+         "tensor table: last entry (uid %d) dropped" % table[-1][0]),
+        ("table.uid_added", add_row, bad, INCONSISTENT,
+         "tensor table: entry uid %d (64 bytes, f32, input) added" % (new_uid + 1)),
+        ("table.is_output_flipped", set_row(inp[0], is_output=1), bad, INCONSISTENT,
+         "tensor table: input uid %d marked as output" % inp[0]),
+        ("table.dtype_changed",
+         set_row(inp[0], type=F16 if inp[3] != F16 else F32), bad, INCONSISTENT,
+         "tensor table: uid %d type %d -> %d" % (inp[0], inp[3],
+                                                 F16 if inp[3] != F16 else F32)),
+        ("body.content_key_zeroed", zero_key, bad, INCONSISTENT,
+         "plan body: graph_content_key -> 32 zero bytes"),
+        ("payload.stride_doubled.input", stride(inp[0]), bad, INCONSISTENT,
+         "payload graph: outer stride of input uid %d doubled, record kept" % inp[0]),
+        ("payload.stride_doubled.output", stride(out[0]), bad, INCONSISTENT,
+         "payload graph: outer stride of output uid %d doubled, record kept" % out[0]),
+        ("payload.dims_changed", batch, bad, INCONSISTENT,
+         "payload graph: batch (dim 0 of uids %s) doubled, record kept"
+         % sorted(carriers)),
+        ("payload.knob_unknown", knob_list(("cpu.no_such_knob", 1)), bad,
+         INCONSISTENT, "payload knobs: + cpu.no_such_knob=1 (no engine declares it)"),
+        ("payload.knob_global", knob_list(("global.benchmarking", 1)), bad,
+         INCONSISTENT, "payload knobs: + global.benchmarking=1 (a build knob)"),
+        ("consistent.batch_doubled", then(batch, consistent), "LOADS_OR_REFUSED", "",
+         "payload graph batch doubled, tensor table and content key re-derived "
+         "to match: a different, self-consistent computation"),
+    ]
+    # Every tensor of the record in turn: engines size their workspace from
+    # some tensors' strides and not others', and a consistent forgery that
+    # records the old workspace is refused for that, so each tensor gives
+    # the engine another chance to load (and run) a strided variant.
+    for t in table:
+        edits.append((
+            "consistent.stride_doubled@uid%d" % t[0], then(stride(t[0]), consistent),
+            "LOADS_OR_REFUSED", "",
+            "payload graph: outer stride of uid %d doubled, tensor table and content "
+            "key re-derived to match" % t[0]))
+    if knobs:
+        # One declared knob is enough to forge with: the first by name.
+        name = sorted(knobs)[0]
+        lo, hi = knobs[name]
+        high = 5000 if 5000 > hi else hi + 1
+        low = -1 if -1 < lo else lo - 1
+        ok1, ok2 = max(lo, min(hi, 1)), max(lo, min(hi, 2))
+        edits += [
+            ("payload.knob_out_of_range.high", knob_list((name, high)), bad,
+             INCONSISTENT, "payload knobs: + %s=%d (declared [%d, %d])"
+             % (name, high, lo, hi)),
+            ("payload.knob_out_of_range.low", knob_list((name, low)), bad,
+             INCONSISTENT, "payload knobs: + %s=%d (declared [%d, %d])"
+             % (name, low, lo, hi)),
+            ("payload.knob_duplicate", knob_list((name, ok1), (name, ok2)), bad,
+             INCONSISTENT, "payload knobs: + %s=%d and %s=%d" % (name, ok1, name, ok2)),
+            ("control.knob_valid", knob_list((name, ok1)), "LOADS", "",
+             "payload knobs: + %s=%d, inside [%d, %d]" % (name, ok1, lo, hi)),
+        ]
+    return edits
+
+
+def forge_plan(parts, knobs):
+    """[(category, bytes, expect, message, description, key_changed)]"""
+    out = []
+    for cat, edit, expect, msg, desc in plan_edits(parts, knobs):
+        body, payload, graph = parts.parts()
+        edit(body, payload, graph)
+        out.append((cat, parts.build(body, payload, graph), expect, msg, desc,
+                    body["content_key"] != parts.body["content_key"]))
+    return out
+
+
+class ContainerParts:
+    def __init__(self, buf, what):
+        c = read_container(buf)
+        self.c = c
+        if c["graph"] is None or c["plan"] is None:
+            raise ForgeError("%s: a container without a plan" % what)
+        if c["graph_sha256"] != hashlib.sha256(c["graph"]).digest():
+            raise SelfCheckError("%s: the container's graph_sha256 does not verify"
+                                 % what)
+        if c["sha256"] is not None and c["sha256"] != seal_container(
+                c["major"], c["minor"], c["graph"], c["plan"]):
+            raise SelfCheckError("%s: the container's sha256 (format %d.%d) does "
+                                 "not verify" % (what, c["major"], c["minor"]))
+        if c["minor"] >= 1 and c["sha256"] is None:
+            raise ForgeError("%s: container format %d.%d without its sha256"
+                             % (what, c["major"], c["minor"]))
+        same("%s: the container envelope (format %d.%d)" % (
+            what, c["major"], c["minor"]), encode_container(c, c["graph"], c["plan"]),
+            buf)
+        self.graph = read_graph(c["graph"])
+        same("%s: the container's graph part (format %d.%d)" % (
+            what, self.graph["major"], self.graph["minor"]),
+            encode_graph(self.graph), c["graph"])
+        self.plan = PlanParts(c["plan"], what + " (plan part)")
+
+    def build(self, graph, plan):
+        return encode_container(self.c, encode_graph(graph), plan)
+
+
+def forge_container(parts, knobs):
+    out = []
+    plan = parts.plan
+    # The plan part's forgeries, in an intact container around the
+    # unchanged graph part.  A plan that now records another content key
+    # than the graph part's is refused by the container check, before its
+    # payload is restored.
+    for cat, pbytes, expect, msg, desc, key_changed in forge_plan(plan, knobs):
+        if cat.startswith("consistent.stride_doubled"):
+            continue  # refused alike by the container check: one is enough
+        if key_changed:
+            expect, msg = "CORRUPT_DATA", CONTAINER_MISMATCH
+            desc += "; the container's graph part is unchanged"
+        out.append(("plan_part." + cat, parts.build(parts.graph, pbytes), expect,
+                    msg, desc))
+    inp = first(plan.body["tensors"], lambda t: not t[4], "input")
+    carriers = batch_carriers(plan.graph)
+
+    g = copy.deepcopy(parts.graph)
+    g["tensors"][0]["name"] = "forged_name"
+    out.append(("graph_part.control_renamed", parts.build(g, parts.c["plan"]), "LOADS",
+                "", "the container's graph part: a tensor renamed (same content key)"))
+    g = copy.deepcopy(parts.graph)
+    double_batch(g, carriers)
+    out.append(("graph_part.dims_changed", parts.build(g, parts.c["plan"]),
+                "CORRUPT_DATA", CONTAINER_MISMATCH,
+                "the container's graph part: batch doubled; the plan is unchanged"))
+    g = copy.deepcopy(parts.graph)
+    double_outer_stride(g, inp[0])
+    out.append(("graph_part.stride_doubled", parts.build(g, parts.c["plan"]),
+                "CORRUPT_DATA", CONTAINER_MISMATCH,
+                "the container's graph part: outer stride of uid %d doubled; the "
+                "plan is unchanged" % inp[0]))
+    # Both parts edited alike: a self-consistent container for another
+    # computation.
+    g = copy.deepcopy(parts.graph)
+    double_batch(g, carriers)
+    body, payload, pg = plan.parts()
+    double_batch(pg, carriers)
+    rederive(body, pg)
+    out.append(("consistent.batch_doubled", parts.build(g, plan.build(body, payload, pg)),
+                "LOADS_OR_REFUSED", "",
+                "batch doubled in the graph part and in the plan's payload graph, "
+                "the plan's table and key re-derived"))
+    return out
+
+
+def engine_knobs(engines_json):
+    """{engine name: {knob: (min, max)}} from `cdnn engines --json --knobs`."""
+    with open(engines_json) as f:
+        data = json.load(f)
+    return {e["name"]: {k["name"]: (k["min"], k["max"]) for k in e.get("knobs", [])}
+            for e in data["engines"]}
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    base_dir, out_dir, engines_json = sys.argv[1:4]
+    knobs = engine_knobs(engines_json)
+    os.makedirs(out_dir, exist_ok=True)
+    manifest = []
+    bases = sorted(f for f in os.listdir(base_dir) if f.endswith((".cdp", ".cdgp")))
+    if not bases:
+        sys.exit("forge.py: no *.cdp or *.cdgp in %s" % base_dir)
+    try:
+        for name in bases:
+            with open(os.path.join(base_dir, name), "rb") as f:
+                buf = f.read()
+            stem, ext = os.path.splitext(name)
+            if ext == ".cdp":
+                parts = PlanParts(buf, name)
+                engine = parts.body["engine_name"]
+                forged = [f[:5] for f in forge_plan(parts, knobs.get(engine, {}))]
+                kind, versions = "plan", "plan %d.%d, payload graph %d.%d" % (
+                    parts.major, parts.minor, parts.graph["major"], parts.graph["minor"])
+            else:
+                if read_container(buf)["plan"] is None:
+                    print("# %s: a graph-only container, nothing to forge a plan "
+                          "from; skipped" % name)
+                    continue
+                parts = ContainerParts(buf, name)
+                engine = parts.plan.body["engine_name"]
+                forged = forge_container(parts, knobs.get(engine, {}))
+                kind, versions = "container", "container %d.%d, graph %d.%d" % (
+                    parts.c["major"], parts.c["minor"], parts.graph["major"],
+                    parts.graph["minor"])
+            print("# %s: %s, %s; self-check passed (every layer rebuilt "
+                  "byte-identical); %d forgeries" % (name, engine, versions,
+                                                     len(forged)))
+            for cat, data, expect, msg, desc in forged:
+                # "category@variant": one category, several files (the
+                # variant names the tensor edited).
+                category, _, variant = cat.partition("@")
+                fname = "%s.%s%s" % (stem, cat.replace("@", "."), ext)
+                with open(os.path.join(out_dir, fname), "wb") as f:
+                    f.write(data)
+                manifest.append({"file": fname, "kind": kind, "base": name,
+                                 "engine": engine, "category": category,
+                                 "variant": variant, "expect": expect,
+                                 "message": msg, "edit": desc})
+    except SelfCheckError as e:
+        print("SELF-CHECK FAILED: %s" % e)
+        print("forge.py no longer writes cdnn's layout or seal; every forgery "
+              "would be refused for that rather than for its edit, so none "
+              "is written.  Update forge.py to the format cdnn now writes.")
+        sys.exit(1)
+    except ForgeError as e:
+        print("FORGE FAILED: %s" % e)
+        sys.exit(1)
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        json.dump({"forgeries": manifest}, f, indent=1)
+    print("# %d forgeries written to %s" % (len(manifest), out_dir))
+
+
+if __name__ == "__main__":
+    main()
