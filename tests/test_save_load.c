@@ -1,5 +1,5 @@
 /*
- * test_save_load.c -- SPEC §4 on the CPU: every example graph saved,
+ * test_save_load.c -- docs/CONTRACT.md on the CPU: every example graph saved,
  * loaded in a fresh handle, run against cpu:reference and re-saved byte for
  * byte (rule 1); re-saving without the provider (counting provider);
  * deterministic and thread-safe saves (rule 9); mix-ups (rule 7) and damage

@@ -1,5 +1,5 @@
 /*
- * bench_benchmarking.c -- what choosing by timing costs (SPEC §3, issue 4):
+ * bench_benchmarking.c -- what choosing by timing costs (README: benchmarking):
  * for each example graph DIR/NAME.json, from a graph in memory to the first
  * result in the caller's output,
  *
@@ -10,7 +10,7 @@
  *            first execute (no choosing: a loaded plan is plain)
  *   ratio  = bench / load
  *   hit    = the benchmarking build again with the cache on and a record
- *            for the graph in it (a plain plan, SPEC §3), then the first
+ *            for the graph in it (a plain plan), then the first
  *            execute
  *   plain  = a build with benchmarking off (heuristic order), then the
  *            first execute: what benchmarking is paid against

@@ -1,5 +1,5 @@
 /*
- * bench_serialize.c -- what saving and loading plans costs (SPEC §4).
+ * bench_serialize.c -- what saving and loading plans costs (docs/CONTRACT.md).
  *
  * One source, two programs (bench/serialize/CMakeLists.txt):
  *

@@ -716,7 +716,7 @@ CDNN_API cdnn_status_t cdnn_graph_execute(const cdnn_graph_t *graph,
  *                  the provider's payload, and a SHA-256 over all of it
  *   container "CDGP"  a graph's bytes and (optionally) its plan's bytes,
  *                  each stored whole
- * The rules they keep are SPEC §4's; the headline ones:
+ * The rules they keep are in docs/CONTRACT.md; the headline ones:
  *   - a loaded plan saves exactly the bytes it was loaded from, without
  *     asking its provider (rule 1);
  *   - saving is deterministic, and the first save's bytes are kept and

@@ -1,5 +1,5 @@
 /*
- * save.c -- saving and loading graphs, plans and containers (SPEC §4).
+ * save.c -- saving and loading graphs, plans and containers (docs/CONTRACT.md).
  *
  * A plan's bytes are made once and kept: the first save of a built plan
  * encodes the provider's payload in the plan envelope; a loaded plan keeps

@@ -3,7 +3,7 @@
  * round-trip oracles that turn "did not crash" into "did the right thing".
  *
  * A loader that accepts bytes must hand back something that saves, loads
- * again and saves to the same bytes (SPEC §4 rules 1 and 9), and whose
+ * again and saves to the same bytes (docs/CONTRACT.md rules 1 and 9), and whose
  * JSON form reads back to the same graph.  A violation aborts, which
  * libFuzzer reports as a finding with the input that caused it.
  */

@@ -1,7 +1,7 @@
 /*
  * counting_provider.c -- a provider that counts its calls, so tests can
  * prove what cdnn does not call (a loaded plan re-saves without its
- * provider: SPEC rule 1).
+ * provider: docs/CONTRACT.md rule 1).
  *
  * It serves one engine, "test:counting", for graphs of a single f32
  * IDENTITY pointwise node over packed tensors: it copies x to y.  Its

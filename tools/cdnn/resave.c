@@ -1,7 +1,7 @@
 /*
  * resave.c -- `cdnn resave`: load a saved artifact and save it again,
  * perhaps in another form.  A plan re-saves to the very bytes it was
- * loaded from (SPEC §4 rule 1); this command is how an operator sees that.
+ * loaded from (docs/CONTRACT.md rule 1); this command is how an operator sees that.
  */
 #include <getopt.h>
 #include <stdio.h>
