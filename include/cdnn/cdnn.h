@@ -219,7 +219,8 @@ CDNN_API cdnn_status_t cdnn_handle_engine_info(const cdnn_handle_t *handle,
 
 /**
  * The directories providers were looked for in, ':'-separated, as used by
- * the most recent load.  Empty before any handle was created.
+ * the most recent load.  Empty before any handle was created.  The string
+ * is the calling thread's copy, valid until its next call.
  */
 CDNN_API const char *cdnn_provider_search_path(void);
 

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/env.h"
+
 static cdnn_log_fn log_fn;
 static void *log_user;
 static int log_max_level = -1; /* -1: read $CDNN_LOG_LEVEL on first use */
@@ -20,7 +22,7 @@ static int max_level(void)
 {
     if (log_max_level >= 0)
         return log_max_level;
-    const char *env = getenv("CDNN_LOG_LEVEL");
+    const char *env = env_get(CDNN_ENV_LOG_LEVEL);
     int level = env ? atoi(env) : CDNN_LOG_WARNING;
     return level < 0 ? 0 : level;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "engine/handle.h"
 #include "engine/registry.h"
@@ -139,7 +140,7 @@ int64_t options_knob(const cdnn_build_options_t *opts, const char *name,
 
 int options_benchmarking(const cdnn_build_options_t *opts)
 {
-    const char *forced = getenv("CDNN_FORCE_BENCHMARKING");
+    const char *forced = env_get(CDNN_ENV_FORCE_BENCHMARKING);
     if (forced && (strcmp(forced, "0") == 0 || strcmp(forced, "1") == 0))
         return forced[0] == '1';
     return options_knob(opts, "global.benchmarking", 0) != 0;
@@ -163,7 +164,7 @@ static int find_declared_knob(const char *name, cdnn_knob_info_t *info)
  * ("yes", " 1") would otherwise silently leave benchmarking to the knob. */
 static cdnn_status_t check_forced_benchmarking(void)
 {
-    const char *forced = getenv("CDNN_FORCE_BENCHMARKING");
+    const char *forced = env_get(CDNN_ENV_FORCE_BENCHMARKING);
     if (!forced || strcmp(forced, "0") == 0 || strcmp(forced, "1") == 0)
         return CDNN_STATUS_SUCCESS;
     if (!*forced)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -50,9 +51,15 @@ cdnn_status_t cdnn_set_provider_path(const char *paths)
     return CDNN_STATUS_SUCCESS;
 }
 
+/* A copy made under the lock: the registry replaces its path whenever it
+ * loads providers again, which another thread may do meanwhile. */
 const char *cdnn_provider_search_path(void)
 {
-    return reg.used_path ? reg.used_path : "";
+    static _Thread_local char copy[4096];
+    pthread_mutex_lock(&registry_lock);
+    snprintf(copy, sizeof copy, "%s", reg.used_path ? reg.used_path : "");
+    pthread_mutex_unlock(&registry_lock);
+    return copy;
 }
 
 /* "<directory of libcdnn.so>/cdnn/providers", canonical (the library may
@@ -78,7 +85,7 @@ static char *search_path(void)
 {
     if (reg.configured_path)
         return strdup(reg.configured_path);
-    const char *env = secure_getenv("CDNN_PROVIDER_PATH");
+    const char *env = env_get(CDNN_ENV_PROVIDER_PATH);
     if (env && *env)
         return strdup(env);
     char *dir = default_provider_dir();

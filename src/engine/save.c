@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "engine/handle.h"
 #include "engine/plan.h"
@@ -210,7 +211,7 @@ static cdnn_status_t find_engine(const plan_record_t *r, const engine_slot_t **e
  * is in an installed kernel pack. */
 static cdnn_status_t check_trusted(const plan_record_t *r, const engine_slot_t *e)
 {
-    const char *mode = secure_getenv("CDNN_TRUSTED_CODE");
+    const char *mode = env_get(CDNN_ENV_TRUSTED_CODE);
     if (!mode || !*mode)
         return CDNN_STATUS_SUCCESS;
     if (strcmp(mode, "pack") != 0)
