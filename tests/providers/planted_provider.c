@@ -3,8 +3,7 @@
  * so that benchmarking's choice is known in advance (tests/test_benchmark.c).
  *
  * Every engine copies x to y for a graph of one f32 IDENTITY pointwise node
- * over packed tensors (like the counting provider), then sleeps its planted
- * cost.  Sleeping rather than spinning keeps the costs apart even when the
+ * over packed tensors (identity_copy.h), then sleeps its planted cost.  Sleeping rather than spinning keeps the costs apart even when the
  * machine is busy: a sleeping candidate is not slowed by a loaded core.
  *
  *   planted:slow    8000 us, needs a 4096-byte workspace (the plan's
@@ -22,14 +21,18 @@
  *                   plan is gone), so a test can grow the candidate set
  *
  * $PLANTED_COST_PERCENT (read at context creation, default 100) scales every
- * cost, so that tests that benchmark many graphs stay quick.  A context is
+ * cost, so that tests that benchmark many graphs stay quick.
+ * $PLANTED_CREATE_US (default 0) makes every context_create sleep that long,
+ * as a provider that compiles its kernels at creation would: what a build
+ * that creates every candidate's context pays.  A context is
  * refused if cdnn hands it one of its own global.* knobs: those are the
  * library's, and a provider recording its knobs in its payload would save
  * different bytes for one kernel with benchmarking on and off.
  *
- * Executes are counted per candidate, under the label cdnn gives it
- * ("planted:medium" or "planted:medium [planted.cost.scale=250]"); tests
- * read them with test_planted_executes().  Payload (context_save): "PLT1",
+ * Executes and context creations are counted per candidate, under the
+ * label cdnn gives it ("planted:medium" or "planted:medium
+ * [planted.cost.scale=250]"); tests read them with test_planted_executes()
+ * and test_planted_creates().  Payload (context_save): "PLT1",
  * then u32 LE scale and u64 LE elements, x uid, y uid (32 bytes), then the
  * graph (graph_part.h), which restore checks the fixed fields against.
  */
@@ -43,6 +46,7 @@
 #include <cdnn/provider.h>
 
 #include "graph_part.h"
+#include "identity_copy.h"
 
 #define SCALE_KNOB "planted.cost.scale"
 
@@ -77,6 +81,7 @@ static int env_is_one(const char *name)
 typedef struct counter {
     char label[96];
     atomic_int executes;
+    atomic_int creates;
 } counter_t;
 
 static counter_t counters[MAX_COUNTERS];
@@ -103,14 +108,28 @@ static counter_t *counter_for(const char *label)
     return c;
 }
 
-/* Executes of the candidate cdnn labels `label` since the provider loaded. */
-__attribute__((visibility("default"))) int test_planted_executes(const char *label)
+static const counter_t *counter_named(const char *label)
 {
     int n = atomic_load(&counter_count);
     for (int i = 0; i < n; i++)
         if (strcmp(counters[i].label, label) == 0)
-            return atomic_load(&counters[i].executes);
-    return 0;
+            return &counters[i];
+    return NULL;
+}
+
+/* Executes of the candidate cdnn labels `label` since the provider loaded. */
+__attribute__((visibility("default"))) int test_planted_executes(const char *label)
+{
+    const counter_t *c = counter_named(label);
+    return c ? atomic_load(&c->executes) : 0;
+}
+
+/* Contexts created (not restored) for that candidate since the provider
+ * loaded. */
+__attribute__((visibility("default"))) int test_planted_creates(const char *label)
+{
+    const counter_t *c = counter_named(label);
+    return c ? atomic_load(&c->creates) : 0;
 }
 
 /* ---- the engines ----------------------------------------------------------- */
@@ -158,34 +177,14 @@ static cdnn_status_t engine_info(void *state, int32_t engine, cdnn_provider_engi
     return CDNN_STATUS_SUCCESS;
 }
 
-static uint64_t packed_elements(const cdnn_tensor_view_t *t)
-{
-    uint64_t n = 1, stride = 1;
-    for (int32_t d = t->rank - 1; d >= 0; d--) {
-        if (t->dims[d] > 1 && t->strides[d] != (int64_t)stride)
-            return 0;
-        stride *= (uint64_t)t->dims[d];
-        n *= (uint64_t)t->dims[d];
-    }
-    return n;
-}
-
 static cdnn_status_t applicable(void *state, int32_t engine, const cdnn_device_view_t *device,
                                 const cdnn_graph_view_t *g)
 {
     (void)state;
     (void)engine;
-    const cdnn_node_view_t *n = g->node_count == 1 ? &g->nodes[0] : NULL;
-    if (device->kind != CDNN_DEVICE_CPU || !n || n->op != CDNN_OP_POINTWISE ||
-        n->attr.pointwise.mode != CDNN_PW_IDENTITY) {
-        message = "planted engines run one identity pointwise node on the CPU";
-        return CDNN_STATUS_NOT_SUPPORTED;
-    }
-    const cdnn_tensor_view_t *x = &g->tensors[n->inputs[0]], *y = &g->tensors[n->outputs[0]];
-    uint64_t count = packed_elements(x);
-    if (x->type != CDNN_DATA_TYPE_F32 || y->type != CDNN_DATA_TYPE_F32 || !count ||
-        count != packed_elements(y)) {
-        message = "planted engines need packed f32 tensors of one shape";
+    const char *why = identity_copy_refusal(device, g);
+    if (why) {
+        message = why;
         return CDNN_STATUS_NOT_SUPPORTED;
     }
     return CDNN_STATUS_SUCCESS;
@@ -196,6 +195,20 @@ static int64_t cost_percent(void)
     const char *v = getenv("PLANTED_COST_PERCENT");
     long p = v ? strtol(v, NULL, 10) : 100;
     return p > 0 ? p : 100;
+}
+
+static int64_t create_cost_ns(void)
+{
+    const char *v = getenv("PLANTED_CREATE_US");
+    long us = v ? strtol(v, NULL, 10) : 0;
+    return us > 0 ? (int64_t)us * 1000 : 0;
+}
+
+static void sleep_ns(int64_t ns)
+{
+    struct timespec t = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+    while (nanosleep(&t, &t) != 0)
+        continue; /* interrupted: sleep the rest */
 }
 
 /* Fill in what follows from engine and scale: the cost and the counter
@@ -227,7 +240,6 @@ static cdnn_status_t context_create(void *state, int32_t engine, const cdnn_devi
     planted_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return CDNN_STATUS_ALLOC_FAILED;
-    const cdnn_node_view_t *n = &g->nodes[0];
     ctx->engine = engine;
     ctx->scale = 100;
     for (int32_t i = 0; i < knob_count; i++)
@@ -241,14 +253,17 @@ static cdnn_status_t context_create(void *state, int32_t engine, const cdnn_devi
             ctx->scale = (uint32_t)knobs[i].value;
             ctx->scale_given = 1;
         }
-    ctx->x_uid = g->tensors[n->inputs[0]].uid;
-    ctx->y_uid = g->tensors[n->outputs[0]].uid;
-    ctx->elements = packed_elements(&g->tensors[n->inputs[0]]);
+    identity_copy_t copy = identity_copy_of(g);
+    ctx->x_uid = copy.x_uid;
+    ctx->y_uid = copy.y_uid;
+    ctx->elements = copy.elements;
     if ((st = finish_context(ctx)) != CDNN_STATUS_SUCCESS ||
         (st = graph_part_encode(state, g, &ctx->graph)) != CDNN_STATUS_SUCCESS) {
         free(ctx);
         return st;
     }
+    sleep_ns(create_cost_ns());
+    atomic_fetch_add(&ctx->counter->creates, 1);
     *context = ctx;
     return CDNN_STATUS_SUCCESS;
 }
@@ -260,26 +275,11 @@ static cdnn_status_t workspace_size(void *context, size_t *bytes)
     return CDNN_STATUS_SUCCESS;
 }
 
-static void *pointer_of(const cdnn_exec_args_t *args, int64_t uid)
-{
-    for (int32_t i = 0; i < args->count; i++)
-        if (args->uids[i] == uid)
-            return args->ptrs[i];
-    return NULL;
-}
-
-static void sleep_ns(int64_t ns)
-{
-    struct timespec t = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
-    while (nanosleep(&t, &t) != 0)
-        continue; /* interrupted: sleep the rest */
-}
-
 static cdnn_status_t execute(void *context, const cdnn_exec_args_t *args)
 {
     const planted_context_t *ctx = context;
-    const void *x = pointer_of(args, ctx->x_uid);
-    void *y = pointer_of(args, ctx->y_uid);
+    const void *x = identity_pointer_of(args, ctx->x_uid);
+    void *y = identity_pointer_of(args, ctx->y_uid);
     if (!x || !y || (planted_engines[ctx->engine].workspace && !args->workspace)) {
         message = "planted: a pointer or the workspace is missing";
         return CDNN_STATUS_BAD_PARAM;
@@ -404,10 +404,9 @@ static cdnn_status_t check_against_graph(void *state, const cdnn_device_view_t *
     cdnn_status_t st = applicable(state, ctx->engine, device, g);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    const cdnn_node_view_t *n = &g->nodes[0];
-    if (ctx->x_uid != g->tensors[n->inputs[0]].uid ||
-        ctx->y_uid != g->tensors[n->outputs[0]].uid ||
-        ctx->elements != packed_elements(&g->tensors[n->inputs[0]])) {
+    identity_copy_t copy = identity_copy_of(g);
+    if (ctx->x_uid != copy.x_uid || ctx->y_uid != copy.y_uid ||
+        ctx->elements != copy.elements) {
         message = "planted: the payload is inconsistent: its fields are not its graph's";
         return CDNN_STATUS_CORRUPT_DATA;
     }
