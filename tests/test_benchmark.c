@@ -9,9 +9,17 @@
  * The fastest wins and the ranking follows the planted costs; a variant can
  * win; eight threads making the first execute at once make one choice;
  * rule 3 on save; a cache hit makes a plain plan; a record missing a
- * candidate, or made under other engine knobs, benchmarks again; a damaged cache file does not break a build;
- * two processes appending at once lose no record; the environment switches;
- * knob validation.  Every test has a cache directory of its own.
+ * candidate, or made under other engine knobs, benchmarks again; a damaged
+ * cache file does not break a build; v1 records are still read; two
+ * processes appending at once lose no record; the environment switches;
+ * knob validation.
+ *
+ * With the async provider (tests/providers/async_provider.c), whose execute
+ * returns before its work is done: benchmarking times the work, by the
+ * engine's clock or by the host's around execute and synchronize, so the
+ * slower engine loses and the faster wins whichever it is; outputs are
+ * written when cdnn_graph_execute returns, from eight threads at once.
+ * Every test has a cache directory of its own.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -44,6 +52,7 @@
     } while (0)
 
 #define PLANTED_DIR TEST_PROVIDER_ROOT "/planted"
+#define ASYNC_DIR TEST_PROVIDER_ROOT "/async"
 #define MAX_CANDIDATES 8
 #define WORKSPACE_BYTES 4096 /* planted:slow's, the largest */
 
@@ -127,6 +136,8 @@ static void unset_switches(void)
     unsetenv("PLANTED_EXTRA");
     unsetenv("PLANTED_VARIANT_WINS");
     unsetenv("PLANTED_COST_PERCENT");
+    unsetenv("ASYNC_COSTS_SWAPPED");
+    unsetenv("ASYNC_NO_TIMER");
 }
 
 static int setup(void **state)
@@ -810,6 +821,99 @@ static void test_damaged_cache_does_not_break_build(void **state)
     cdnn_set_log_callback(NULL, CDNN_LOG_DEBUG, NULL);
 }
 
+/* ---- the record format ------------------------------------------------------------ */
+
+/* text with every `from` replaced by `to` (malloc'd). */
+static char *replace_all(const char *text, const char *from, const char *to)
+{
+    char *out = malloc(strlen(text) * (strlen(to) + 1) + 1);
+    assert_non_null(out);
+    size_t n = 0;
+    for (const char *at = text; *at;) {
+        if (strncmp(at, from, strlen(from)) == 0) {
+            n += (size_t)sprintf(out + n, "%s", to);
+            at += strlen(from);
+        } else {
+            out[n++] = *at++;
+        }
+    }
+    out[n] = 0;
+    return out;
+}
+
+/* The cache line a writer makes of json: checksum, space, json, newline
+ * (malloc'd). */
+static char *sealed(const char *json)
+{
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    SHA256((const unsigned char *)json, strlen(json), digest);
+    char *line = malloc(strlen(json) + 19);
+    assert_non_null(line);
+    for (int i = 0; i < 8; i++)
+        sprintf(line + 2 * i, "%02x", digest[i]);
+    sprintf(line + 16, " %s\n", json);
+    return line;
+}
+
+/* The JSON of the cache's line `index` (malloc'd). */
+static char *cached_json(int index)
+{
+    size_t size = 0;
+    char *text = read_cache(&size), *line = text;
+    assert_non_null(text);
+    for (int i = 0; i < index; i++)
+        line = strchr(line, '\n') + 1;
+    char *json = strndup(line + 17, (size_t)(strchr(line, '\n') - line - 17));
+    free(text);
+    return json;
+}
+
+static int occurrences(const char *text, const char *part)
+{
+    int n = 0;
+    for (const char *at = text; (at = strstr(at, part)) != NULL; at += strlen(part))
+        n++;
+    return n;
+}
+
+static void write_cache(const char *text)
+{
+    char path[128];
+    cache_path(path, sizeof path);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Records are v2, each time with its clock; a v1 record (no clocks: the
+ * host's) is still read. */
+static void test_v1_record_is_read(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = open_handle();
+    benchmark_once(h, 3);
+    char *json = cached_json(0);
+    assert_non_null(strstr(json, "{\"v\":2,"));
+    assert_int_equal(occurrences(json, ",\"clock\":\"host\""), PLANTED_COUNT);
+    char *v1 = replace_all(json, "{\"v\":2,", "{\"v\":1,");
+    char *without_clocks = replace_all(v1, ",\"clock\":\"host\"", "");
+    char *line = sealed(without_clocks);
+    write_cache(line);
+
+    cdnn_graph_t *g = identity_graph(3, 5);
+    build_benchmarking(g, h);
+    candidates_t c = candidates_of(g);
+    assert_int_equal(c.count, 1);
+    assert_string_equal(c.r[0].name, "planted:fast");
+    destroy_graph(g);
+    close_handle(h);
+    free(line);
+    free(without_clocks);
+    free(v1);
+    free(json);
+}
+
 /* ---- two processes appending at once ------------------------------------------- */
 
 #define BUILDS_PER_CHILD 50
@@ -905,6 +1009,100 @@ static void test_two_processes_lose_no_record(void **state)
     assert_true(size > 0 && text[size - 1] == '\n');
     assert_keys_recorded(text);
     free(text);
+}
+
+/* ---- asynchronous engines (the async provider) --------------------------------- */
+
+static cdnn_handle_t *open_async_handle(void)
+{
+    OK(cdnn_set_provider_path(ASYNC_DIR));
+    return open_handle();
+}
+
+/* Benchmark on the async provider: winner must win over loser; each
+ * median is at least the engine's work (its work was timed, not its
+ * enqueue, which async:slow makes at once), and the record says which
+ * clock timed both. */
+static void assert_async_choice(const char *winner, const char *loser, double winner_us,
+                                const char *clock)
+{
+    cdnn_handle_t *h = open_async_handle();
+    cdnn_graph_t *g = identity_graph(3, 5);
+    build_benchmarking(g, h);
+    OK(execute_small(g, h, 1)); /* its output is checked as soon as it returns */
+    candidates_t c = candidates_of(g);
+    assert_int_equal(c.count, 2);
+    assert_string_equal(c.r[0].name, winner);
+    assert_string_equal(c.r[1].name, loser);
+    if (c.r[0].median_us < winner_us || c.r[1].median_us < 8000)
+        fail_msg("%s timed %.0f us (work %.0f), %s %.0f us (work 8000)", winner,
+                 c.r[0].median_us, winner_us, loser, c.r[1].median_us);
+    char *json = cached_json(0), timed_by[32];
+    snprintf(timed_by, sizeof timed_by, "\"clock\":\"%s\"", clock);
+    assert_int_equal(occurrences(json, timed_by), 2);
+    free(json);
+    destroy_graph(g);
+    close_handle(h);
+}
+
+static void test_async_slower_loses(void **state)
+{
+    (void)state;
+    assert_async_choice("async:fast", "async:slow", 1000, "device");
+}
+
+static void test_async_faster_wins(void **state)
+{
+    (void)state;
+    setenv("ASYNC_COSTS_SWAPPED", "1", 1); /* async:slow does async:fast's work */
+    assert_async_choice("async:slow", "async:fast", 1000, "device");
+}
+
+/* Without time_execute: the host clock, around execute and synchronize
+ * (async:fast's 300 us enqueue and 1000 us work). */
+static void test_async_host_clock_synchronizes(void **state)
+{
+    (void)state;
+    setenv("ASYNC_NO_TIMER", "1", 1);
+    assert_async_choice("async:fast", "async:slow", 1300, "host");
+}
+
+#define ASYNC_EXECUTES 10
+
+static void *race_repeatedly(void *arg)
+{
+    racer_t *r = arg;
+    pthread_barrier_wait(r->start);
+    r->status = CDNN_STATUS_SUCCESS;
+    for (int i = 0; r->status == CDNN_STATUS_SUCCESS && i < ASYNC_EXECUTES; i++)
+        r->status = execute_small(r->g, r->h, r->seed * ASYNC_EXECUTES + i);
+    return NULL;
+}
+
+/* Eight threads execute one asynchronous plan at once, the first execute
+ * choosing: each output is written when cdnn_graph_execute returns. */
+static void test_async_eight_threads_see_outputs(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = open_async_handle();
+    cdnn_graph_t *g = identity_graph(3, 5);
+    build_benchmarking(g, h);
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, THREADS);
+    pthread_t threads[THREADS];
+    racer_t racers[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        racers[i] = (racer_t){g, h, &start, i + 1, CDNN_STATUS_INTERNAL_ERROR};
+        assert_int_equal(pthread_create(&threads[i], NULL, race_repeatedly, &racers[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(&start);
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(racers[i].status, CDNN_STATUS_SUCCESS);
+    assert_string_equal(engine_name(g), "async:fast");
+    destroy_graph(g);
+    close_handle(h);
 }
 
 /* ---- the environment --------------------------------------------------------------- */
@@ -1043,7 +1241,12 @@ int main(void)
         TEST(test_partial_coverage_benchmarks_again),
         TEST(test_cache_keyed_by_engine_knobs),
         TEST(test_damaged_cache_does_not_break_build),
+        TEST(test_v1_record_is_read),
         TEST(test_two_processes_lose_no_record),
+        TEST(test_async_slower_loses),
+        TEST(test_async_faster_wins),
+        TEST(test_async_host_clock_synchronizes),
+        TEST(test_async_eight_threads_see_outputs),
         TEST(test_environment_switches),
         TEST(test_workspace_limit),
         TEST(test_knobs),

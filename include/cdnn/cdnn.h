@@ -597,9 +597,11 @@ CDNN_API cdnn_status_t cdnn_handle_engine_knob_info(const cdnn_handle_t *handle,
  *   global.benchmarking (0/1, default 0; $CDNN_FORCE_BENCHMARKING=0|1
  *     overrides it): build a plan that times every candidate at its first
  *     execute and keeps the fastest.  Candidates are every variant of
- *     every applicable engine within the workspace limit.  A record in the
- *     winner cache, made with the same engine knob values, that ranks every
- *     candidate makes the build a plain plan of the winner instead.
+ *     every applicable engine within the workspace limit that can be timed
+ *     (on a GPU, an engine whose provider offers neither time_execute nor
+ *     synchronize is left out: provider.h).  A record in the winner cache,
+ *     made with the same engine knob values, that ranks every candidate
+ *     makes the build a plain plan of the winner instead.
  *   global.workspace_limit (bytes, default none): engines needing more are
  *     passed over.
  */
@@ -700,7 +702,10 @@ CDNN_API cdnn_status_t cdnn_graph_io_tensors(const cdnn_graph_t *graph,
  * not virtual and not a pass-by-value scalar must be given, on the
  * handle's device, aligned as declared.  workspace holds at least
  * cdnn_graph_workspace_size bytes (may be NULL when that is 0).  The handle
- * must be on the device the plan was built for (else DEVICE_MISMATCH).
+ * must be on the device the plan was built for (else DEVICE_MISMATCH).  On
+ * a CPU handle the outputs are written when it returns; on a CUDA handle
+ * the work is enqueued on the handle's stream, and the caller synchronizes
+ * that stream before reading them.
  */
 CDNN_API cdnn_status_t cdnn_graph_execute(const cdnn_graph_t *graph,
                                           cdnn_handle_t *handle, int32_t n,

@@ -273,7 +273,7 @@ typedef struct cdnn_provider {
     cdnn_status_t (*code_trusted)(void *state, int32_t engine,
                                   const void *payload, size_t size);
 
-    /* ABI 1.2 (optional; read only when struct_size covers it). */
+    /* ABI 1.2 (optional; read only when struct_size covers them). */
 
     /** The validated graph a RESTORED context runs: the graph its payload
      * describes, after the provider has checked every other part of the
@@ -287,6 +287,39 @@ typedef struct cdnn_provider {
      * cdnn refuses them rather than trust an unchecked tensor table. */
     cdnn_status_t (*context_graph)(void *context,
                                    const cdnn_graph_view_t **graph);
+
+    /* Asynchronous engines (ABI 1.2, optional): an engine whose execute
+     * may return before its work is done.  Two calls, because a GPU
+     * provider and an asynchronous CPU provider both need the same two
+     * things and neither can be built from the other: a wait, so that
+     * outputs are there when cdnn says so, and a clock that times the work
+     * rather than its enqueue.  A provider may offer synchronize alone;
+     * on a CPU device time_execute alone is not enough, since a CPU
+     * caller's outputs must be written when cdnn_graph_execute returns. */
+
+    /** Wait until every execute of this context enqueued on `stream`
+     * (NULL on the CPU) has finished and its outputs are written.  A
+     * caller on a CPU handle has no stream to wait on, so cdnn calls this
+     * after every execute on a CPU device before cdnn_graph_execute
+     * returns; on a CUDA device execute stays asynchronous, as with
+     * cuDNN, and the caller synchronizes its stream.  While benchmarking
+     * an engine without time_execute, cdnn times execute plus this call
+     * with the host clock.  Called from many threads at once, like
+     * execute.  NULL: execute finishes its work before it returns
+     * (required of CPU engines without it). */
+    cdnn_status_t (*synchronize)(void *context, void *stream);
+    /** Run `runs` executes back to back on args->stream, wait for them,
+     * and report in *seconds the time the device spent on them, by the
+     * device's own clock: CUDA events recorded on the stream around the
+     * launches, or the worker's clock of an asynchronous CPU engine.  The
+     * host's time to enqueue is not the engine's cost: timing it is how a
+     * benchmark of an asynchronous engine records the wrong winner.  cdnn
+     * asks for several runs at once when one is short, so that the launch
+     * gap does not dominate a short kernel.  NULL: cdnn uses the host
+     * clock around execute and synchronize, and on a device with streams
+     * (CUDA) leaves an engine with neither call out of benchmarking. */
+    cdnn_status_t (*time_execute)(void *context, const cdnn_exec_args_t *args,
+                                  int32_t runs, double *seconds);
 } cdnn_provider_t;
 
 typedef const cdnn_provider_t *(*cdnn_provider_entry_fn)(void);

@@ -4,7 +4,8 @@
  * Without benchmarking, the applicable engines are tried in build order
  * (pinned or preferred engine first, then by rank) and the first whose
  * context is created wins.  With benchmarking, every variant of every
- * applicable engine within the workspace limit becomes a candidate; the
+ * applicable engine that can be timed, within the workspace limit,
+ * becomes a candidate; the
  * winner cache may then name the winner at once, else the plan chooses at
  * its first execute (plan.c).
  */
@@ -162,12 +163,31 @@ static cdnn_status_t try_candidate(cdnn_graph_t *g, const cdnn_handle_t *h,
     return plan_add_candidate(plan, e, context, workspace, variant);
 }
 
-/* Every variant of e: its default, then those the provider proposes. */
+/* Benchmarking leaves out an engine it cannot time on h's device: say why,
+ * in the reasons and in the log (the build may well succeed without it). */
+static void leave_out_untimeable(const cdnn_handle_t *h, const engine_slot_t *e,
+                                 reasons_t *reasons)
+{
+    char why[256];
+    snprintf(why, sizeof why, "cannot be timed on %s: its provider has neither "
+             "time_execute nor synchronize (provider ABI 1.2), and the host clock "
+             "alone would time only the enqueue; build without benchmarking to use it",
+             h->device_string);
+    add_reason(reasons, e->name, why);
+    cdnn_log(CDNN_LOG_WARNING, "benchmarking leaves %s out: it %s", e->name, why);
+}
+
+/* Every variant of e that benchmarking can time: its default, then those
+ * the provider proposes. */
 static cdnn_status_t add_variants(cdnn_graph_t *g, const cdnn_handle_t *h,
                                   const cdnn_build_options_t *opts,
                                   const engine_slot_t *e, plan_t *plan,
                                   reasons_t *reasons)
 {
+    if (!plan_can_time_engine(e, &h->device)) {
+        leave_out_untimeable(h, e, reasons);
+        return CDNN_STATUS_SUCCESS;
+    }
     cdnn_status_t st = try_candidate(g, h, opts, e, NULL, plan, reasons);
     int32_t variants = engine_variant_count(e, &h->device, &g->view);
     for (int32_t v = 0; v < variants && st != CDNN_STATUS_ALLOC_FAILED; v++) {

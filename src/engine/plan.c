@@ -16,13 +16,17 @@
 #include "engine/winner_cache.h"
 #include "graph/graph.h"
 
-/* How candidates are timed: one warm-up run, then timed runs until both
- * minima are met or the run cap is reached; the median is robust to the
- * odd preempted run. */
+/* How candidates are timed: one warm-up run, then timed samples until both
+ * minima are met or the sample cap is reached; the median is robust to the
+ * odd preempted run.  A run shorter than BENCH_MIN_SAMPLE_SECONDS is timed
+ * in batches of runs, so that the clock's cost and, on a GPU, the launch
+ * gap before the first run stay small beside what is measured. */
 #define BENCH_WARMUP_RUNS 1
-#define BENCH_MIN_RUNS 5
-#define BENCH_MAX_RUNS 100
+#define BENCH_MIN_SAMPLES 5
+#define BENCH_MAX_SAMPLES 100
 #define BENCH_MIN_SECONDS 0.02
+#define BENCH_MIN_SAMPLE_SECONDS 50e-6
+#define BENCH_MAX_BATCH 100
 
 cdnn_status_t plan_create(const cdnn_handle_t *h, plan_t **out)
 {
@@ -72,7 +76,8 @@ cdnn_status_t plan_add_candidate(plan_t *plan, const engine_slot_t *e, void *con
                                  (size_t)(plan->candidate_count + 1) * sizeof *grown);
     if (grown)
         plan->candidates = grown;
-    candidate_t c = {e, context, workspace, {NULL, 0}, make_label(e, variant), -1, 0};
+    candidate_t c = {e, context, workspace, {NULL, 0}, make_label(e, variant), -1, 0,
+                     TIMING_CLOCK_HOST};
     if (variant) {
         c.variant.name = strdup(variant->name);
         c.variant.value = variant->value;
@@ -120,17 +125,37 @@ candidate_t *plan_chosen(const plan_t *plan)
     return atomic_load_explicit(&((plan_t *)plan)->chosen, memory_order_acquire);
 }
 
+int plan_can_time_engine(const engine_slot_t *e, const cdnn_device_view_t *device)
+{
+    const cdnn_provider_t *t = e->provider->table;
+    return device->kind == CDNN_DEVICE_CPU || PROVIDER_HAS(t, time_execute) ||
+           PROVIDER_HAS(t, synchronize);
+}
+
 /* ---- running and timing ---------------------------------------------------- */
+
+static cdnn_status_t engine_failed(const candidate_t *c, cdnn_status_t st)
+{
+    const engine_slot_t *e = c->engine;
+    return cdnn_fail(st, "engine %s (provider %s %s) failed: %s", c->label,
+                     e->provider->table->name, e->provider->table->version,
+                     registry_provider_error(e->provider));
+}
 
 static cdnn_status_t run_candidate(const candidate_t *c, const cdnn_exec_args_t *args)
 {
-    const engine_slot_t *e = c->engine;
-    cdnn_status_t st = e->provider->table->execute(c->context, args);
-    if (st != CDNN_STATUS_SUCCESS)
-        return cdnn_fail(st, "engine %s (provider %s %s) failed: %s", c->label,
-                         e->provider->table->name, e->provider->table->version,
-                         registry_provider_error(e->provider));
-    return CDNN_STATUS_SUCCESS;
+    cdnn_status_t st = c->engine->provider->table->execute(c->context, args);
+    return st == CDNN_STATUS_SUCCESS ? st : engine_failed(c, st);
+}
+
+/* Wait for c's executes on stream, if its engine may return before its
+ * work is done (provider ABI 1.2 synchronize); other engines are done. */
+static cdnn_status_t wait_for_candidate(const candidate_t *c, void *stream)
+{
+    const cdnn_provider_t *t = c->engine->provider->table;
+    cdnn_status_t st = PROVIDER_HAS(t, synchronize) ? t->synchronize(c->context, stream)
+                                                    : CDNN_STATUS_SUCCESS;
+    return st == CDNN_STATUS_SUCCESS ? st : engine_failed(c, st);
 }
 
 static double seconds_now(void)
@@ -140,33 +165,82 @@ static double seconds_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* `runs` executes of c timed by the engine's own clock (time_execute). */
+static cdnn_status_t time_on_device(const candidate_t *c, const cdnn_exec_args_t *args,
+                                    int32_t runs, double *seconds)
+{
+    const cdnn_provider_t *t = c->engine->provider->table;
+    cdnn_status_t st = t->time_execute(c->context, args, runs, seconds);
+    if (st != CDNN_STATUS_SUCCESS)
+        return engine_failed(c, st);
+    if (!isfinite(*seconds) || *seconds < 0)
+        return cdnn_fail(CDNN_STATUS_EXECUTION_FAILED, "engine %s (provider %s %s) "
+                         "reported %g seconds for %d runs from time_execute; a time "
+                         "is finite and not negative", c->label, t->name, t->version,
+                         *seconds, runs);
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* `runs` executes of c: by the engine's clock if it has one, else by the
+ * host clock around the executes and the wait for them, never around the
+ * enqueue alone. */
+static cdnn_status_t time_runs(const candidate_t *c, const cdnn_exec_args_t *args,
+                               int32_t runs, double *seconds)
+{
+    if (PROVIDER_HAS(c->engine->provider->table, time_execute))
+        return time_on_device(c, args, runs, seconds);
+    double start = seconds_now();
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    for (int32_t i = 0; st == CDNN_STATUS_SUCCESS && i < runs; i++)
+        st = run_candidate(c, args);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = wait_for_candidate(c, args->stream);
+    *seconds = seconds_now() - start;
+    return st;
+}
+
+/* Runs per sample for runs that take seconds_per_run each. */
+static int32_t batch_for(double seconds_per_run)
+{
+    if (seconds_per_run >= BENCH_MIN_SAMPLE_SECONDS)
+        return 1;
+    double runs = ceil(BENCH_MIN_SAMPLE_SECONDS / fmax(seconds_per_run, 1e-9));
+    return runs < BENCH_MAX_BATCH ? (int32_t)runs : BENCH_MAX_BATCH;
+}
+
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-/* Time one candidate; its median in microseconds, or a failure. */
+/* The median of n > 0 values (sorted in place). */
+static double median_of(double *values, int n)
+{
+    qsort(values, (size_t)n, sizeof values[0], compare_doubles);
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/* Time one candidate: its median time per run, or a failure. */
 static cdnn_status_t time_candidate(candidate_t *c, const cdnn_exec_args_t *args)
 {
-    double times[BENCH_MAX_RUNS], total = 0;
-    cdnn_status_t st = CDNN_STATUS_SUCCESS;
-    for (int i = 0; !st && i < BENCH_WARMUP_RUNS; i++)
-        st = run_candidate(c, args);
-    int runs = 0;
-    while (!st && runs < BENCH_MAX_RUNS &&
-           (runs < BENCH_MIN_RUNS || total < BENCH_MIN_SECONDS)) {
-        double start = seconds_now();
-        st = run_candidate(c, args);
-        times[runs] = seconds_now() - start;
-        total += times[runs++];
+    double per_run[BENCH_MAX_SAMPLES], warmup = 0, total = 0;
+    cdnn_status_t st = time_runs(c, args, BENCH_WARMUP_RUNS, &warmup);
+    int32_t batch = batch_for(warmup / BENCH_WARMUP_RUNS);
+    int samples = 0;
+    while (st == CDNN_STATUS_SUCCESS && samples < BENCH_MAX_SAMPLES &&
+           (samples < BENCH_MIN_SAMPLES || total < BENCH_MIN_SECONDS)) {
+        double seconds = 0;
+        st = time_runs(c, args, batch, &seconds);
+        per_run[samples++] = seconds / batch;
+        total += seconds;
     }
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    qsort(times, (size_t)runs, sizeof times[0], compare_doubles);
-    c->median_us = 1e6 * (runs % 2 ? times[runs / 2]
-                                   : 0.5 * (times[runs / 2 - 1] + times[runs / 2]));
-    c->runs = runs;
+    c->median_us = 1e6 * median_of(per_run, samples);
+    c->runs = samples * batch;
+    c->clock = PROVIDER_HAS(c->engine->provider->table, time_execute) ? TIMING_CLOCK_DEVICE
+                                                                     : TIMING_CLOCK_HOST;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -203,9 +277,10 @@ static cdnn_status_t benchmark(plan_t *plan, const cdnn_exec_args_t *args)
           compare_candidates);
     if (plan->cache_enabled)
         winner_cache_record(plan);
-    cdnn_log(CDNN_LOG_INFO, "benchmarking chose %s (%.1f us median of %d runs)",
-             plan->candidates[0].label, plan->candidates[0].median_us,
-             plan->candidates[0].runs);
+    const candidate_t *winner = &plan->candidates[0];
+    cdnn_log(CDNN_LOG_INFO, "benchmarking chose %s (%.1f us median of %d runs, by the "
+             "%s clock)", winner->label, winner->median_us, winner->runs,
+             winner->clock == TIMING_CLOCK_DEVICE ? "device's" : "host's");
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -337,6 +412,10 @@ cdnn_status_t cdnn_graph_execute(const cdnn_graph_t *graph, cdnn_handle_t *handl
     st = choose(plan, &args, &ran);
     if (st == CDNN_STATUS_SUCCESS && !ran)
         st = run_candidate(plan_chosen(plan), &args);
+    /* A caller on the CPU has no stream to wait on: the outputs must be
+     * written when this returns.  On a GPU the caller's stream orders them. */
+    if (st == CDNN_STATUS_SUCCESS && plan->device_kind == CDNN_DEVICE_CPU)
+        st = wait_for_candidate(plan_chosen(plan), NULL);
     return st;
 }
 

@@ -20,6 +20,13 @@
 #include "engine/registry.h"
 #include "format/plan_format.h"
 
+/* Whose clock timed a candidate: the engine's own (time_execute, provider
+ * ABI 1.2), or the host's around execute and synchronize. */
+typedef enum timing_clock {
+    TIMING_CLOCK_HOST = 0,
+    TIMING_CLOCK_DEVICE,
+} timing_clock_t;
+
 typedef struct candidate {
     const engine_slot_t *engine;
     void *context;
@@ -28,6 +35,7 @@ typedef struct candidate {
     char *label;               /* "engine [knob=value]" */
     double median_us;          /* < 0 until timed */
     int32_t runs;
+    timing_clock_t clock;      /* once timed */
 } candidate_t;
 
 typedef struct plan {
@@ -70,6 +78,13 @@ cdnn_status_t plan_add_candidate(plan_t *plan, const engine_slot_t *e, void *con
 
 /** Make candidate i the plan's only one, chosen: a plain plan. */
 void plan_keep_only(plan_t *plan, int32_t i);
+
+/**
+ * Whether benchmarking can time e on device: on a device with streams an
+ * engine's execute may return before its work is done, so the host clock
+ * needs the engine's synchronize, or the engine its own clock.
+ */
+int plan_can_time_engine(const engine_slot_t *e, const cdnn_device_view_t *device);
 
 /** Destroy a plan and drop its provider reference.  NULL is ignored. */
 void plan_destroy(plan_t *plan);

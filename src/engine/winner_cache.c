@@ -15,7 +15,8 @@
 #include "core/sha256.h"
 
 #define CACHE_FILE "winners.v1"
-#define CACHE_VERSION 1
+#define CACHE_VERSION 2        /* what records are written as */
+#define CACHE_OLDEST_VERSION 1 /* read too: its times are the host's */
 #define CACHE_MAX_BYTES (64u << 20) /* a larger file is not read */
 #define CHECKSUM_DIGITS 16
 
@@ -84,9 +85,9 @@ static json_t *parse_record(const char *line, size_t n, int *damaged)
     if (memcmp(sum, line, CHECKSUM_DIGITS) != 0)
         return NULL;
     json_t *record = json_loadb(json, json_size, JSON_REJECT_DUPLICATES, NULL);
-    if (!record || !json_is_object(record) ||
-        json_integer_value(json_object_get(record, "v")) != CACHE_VERSION ||
-        !json_is_array(json_object_get(record, "ranking"))) {
+    json_int_t version = json_integer_value(json_object_get(record, "v"));
+    if (!record || !json_is_object(record) || version < CACHE_OLDEST_VERSION ||
+        version > CACHE_VERSION || !json_is_array(json_object_get(record, "ranking"))) {
         json_decref(record);
         return NULL;
     }
@@ -102,7 +103,11 @@ static int record_matches(json_t *record, const char *key, const plan_t *plan)
     /* a record without "knobs" was made with none */
     json_t *knobs_value = json_object_get(record, "knobs");
     const char *knobs = knobs_value ? json_string_value(knobs_value) : "";
-    return k && d && lib && knobs && strcmp(k, key) == 0 &&
+    /* v1 timed CUDA engines with the host clock without synchronizing:
+     * its ranking may be the enqueue's rather than the work's */
+    int stale = json_integer_value(json_object_get(record, "v")) == 1 && d &&
+                strncmp(d, "cuda/", 5) == 0;
+    return k && d && lib && knobs && !stale && strcmp(k, key) == 0 &&
            strcmp(d, plan->device_key) == 0 && strcmp(lib, cdnn_version()) == 0 &&
            strcmp(knobs, plan->knob_key) == 0;
 }
@@ -207,6 +212,11 @@ int32_t winner_cache_lookup(const plan_t *plan)
 
 /* ---- writing ----------------------------------------------------------------- */
 
+static const char *clock_name(timing_clock_t clock)
+{
+    return clock == TIMING_CLOCK_DEVICE ? "device" : "host";
+}
+
 static char *record_json(const plan_t *plan)
 {
     char key[65];
@@ -215,8 +225,9 @@ static char *record_json(const plan_t *plan)
     for (int32_t i = 0; ranking && i < plan->candidate_count; i++) {
         const candidate_t *c = &plan->candidates[i];
         if (c->median_us >= 0)
-            json_array_append_new(ranking, json_pack("{s:s, s:f}", "c", c->label, "us",
-                                                     c->median_us));
+            json_array_append_new(ranking, json_pack("{s:s, s:f, s:s}", "c", c->label,
+                                                     "us", c->median_us, "clock",
+                                                     clock_name(c->clock)));
     }
     json_t *record = json_pack("{s:i, s:s, s:s, s:s, s:s, s:o}", "v", CACHE_VERSION,
                                "key", key, "device", plan->device_key, "lib",

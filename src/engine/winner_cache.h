@@ -2,16 +2,18 @@
  * winner_cache.h -- what benchmarking chose, remembered across processes.
  *
  * One append-only file, $CDNN_CACHE_DIR/winners.v1 (default
- * ~/.cache/cdnn), one record per line:
+ * ~/.cache/cdnn), one record per line (docs/FORMATS.md section 5a):
  *
  *   <first 16 hex digits of SHA-256(json)> <json>\n
- *   json = {"v":1,"key":"<graph content key>","device":"<device key>",
+ *   json = {"v":2,"key":"<graph content key>","device":"<device key>",
  *           "lib":"<library version>","knobs":"<engine knobs: name=value,...>",
- *           "ranking":[{"c":"<candidate>","us":t},...]}
+ *           "ranking":[{"c":"<candidate>","us":t,"clock":"device"|"host"},...]}
  *
  * "knobs" holds the build's engine knobs sorted by name ("" for none; a
  * record without it was made with none): they change what a candidate
- * runs, so a ranking made under other values is not used.
+ * runs, so a ranking made under other values is not used.  "clock" says
+ * whose clock timed the candidate; v1 records (no "clock") are read as
+ * host-timed, except for CUDA devices, whose v1 times may be the enqueue's.
  *
  * Writers append whole lines with one write() under an exclusive flock, so
  * processes writing at once lose no record; a line whose checksum or JSON
