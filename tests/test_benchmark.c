@@ -8,11 +8,11 @@
  *
  * The fastest wins and the ranking follows the planted costs; a variant can
  * win; eight threads making the first execute at once make one choice;
- * rule 3 on save; a cache hit makes a plain plan; a record missing a
- * candidate, or made under other engine knobs, benchmarks again; a damaged
- * cache file does not break a build; v1 records are still read; two
- * processes appending at once lose no record; the environment switches;
- * knob validation.
+ * rule 3 on save; a cache hit makes a plain plan and creates only the
+ * winner's context; a record missing a candidate, or made under other
+ * engine knobs, benchmarks again; a damaged cache file does not break a
+ * build; v1 records are still read; two processes appending at once lose
+ * no record; the environment switches; knob validation.
  *
  * With the async provider (tests/providers/async_provider.c), whose execute
  * returns before its work is done: benchmarking times the work, by the
@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -136,6 +137,7 @@ static void unset_switches(void)
     unsetenv("PLANTED_EXTRA");
     unsetenv("PLANTED_VARIANT_WINS");
     unsetenv("PLANTED_COST_PERCENT");
+    unsetenv("PLANTED_CREATE_US");
     unsetenv("ASYNC_COSTS_SWAPPED");
     unsetenv("ASYNC_NO_TIMER");
 }
@@ -278,21 +280,34 @@ static const char *engine_name(const cdnn_graph_t *g)
     return name;
 }
 
-/* ---- the planted provider's execute counters ------------------------------------ */
+/* ---- the planted provider's counters ---------------------------------------------- */
 
-typedef int (*executes_fn)(const char *label);
+typedef int (*counter_fn)(const char *label);
 
-/* Executes of one candidate since the provider loaded; it must be loaded. */
-static int executes(const char *label)
+/* The planted provider's counter `symbol` for one candidate; the provider
+ * must be loaded. */
+static int planted_counter(const char *symbol, const char *label)
 {
     void *lib = dlopen(PLANTED_DIR "/planted.so", RTLD_NOW | RTLD_NOLOAD);
     assert_non_null(lib);
-    executes_fn f;
-    *(void **)&f = dlsym(lib, "test_planted_executes");
+    counter_fn f;
+    *(void **)&f = dlsym(lib, symbol);
     assert_non_null(f);
     int n = f(label);
     dlclose(lib); /* NOLOAD took a reference of its own */
     return n;
+}
+
+/* Executes of one candidate since the provider loaded. */
+static int executes(const char *label)
+{
+    return planted_counter("test_planted_executes", label);
+}
+
+/* Contexts created for one candidate since the provider loaded. */
+static int creates(const char *label)
+{
+    return planted_counter("test_planted_creates", label);
 }
 
 typedef struct counts {
@@ -665,6 +680,46 @@ static void test_cache_hit_is_plain_plan(void **state)
     OK(execute_small(g, h, 2));
     for (int i = 0; i < PLANTED_COUNT; i++)
         assert_int_equal(executes(planted_order[i]), before[i] + (i == 0));
+    destroy_graph(g);
+    close_handle(h);
+}
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+#define CREATE_US 50000
+
+/* A cache hit creates the winner's context only: the others' would be
+ * made to be destroyed, and a context may cost a compilation (planted:
+ * CREATE_US each here, so a build that made all four would take at least
+ * four times that). */
+static void test_cache_hit_creates_only_the_winner(void **state)
+{
+    (void)state;
+    char cost[16];
+    snprintf(cost, sizeof cost, "%d", CREATE_US);
+    setenv("PLANTED_CREATE_US", cost, 1);
+    cdnn_handle_t *h = open_handle();
+    benchmark_once(h, 3);
+    int before[PLANTED_COUNT];
+    for (int i = 0; i < PLANTED_COUNT; i++)
+        before[i] = creates(planted_order[i]);
+
+    cdnn_graph_t *g = identity_graph(3, 5);
+    double start = seconds_now();
+    build_benchmarking(g, h);
+    double seconds = seconds_now() - start;
+    assert_int_equal(candidates_of(g).count, 1);
+    for (int i = 0; i < PLANTED_COUNT; i++)
+        assert_int_equal(creates(planted_order[i]), before[i] + (i == 0));
+    if (seconds >= 3 * CREATE_US * 1e-6)
+        fail_msg("a cache-hit build took %.1f ms with one %d us context", 1e3 * seconds,
+                 CREATE_US);
+    OK(execute_small(g, h, 2));
     destroy_graph(g);
     close_handle(h);
 }
@@ -1138,15 +1193,21 @@ static void test_environment_switches(void **state)
     close_handle(h);
 }
 
+static cdnn_graph_t *build_within_limit(cdnn_handle_t *h, int64_t limit)
+{
+    cdnn_graph_t *g = identity_graph(3, 5);
+    cdnn_build_options_t *opts = benchmarking_options();
+    OK(cdnn_build_options_set_knob(opts, "global.workspace_limit", limit));
+    OK(cdnn_graph_build(g, h, opts));
+    cdnn_build_options_destroy(opts);
+    return g;
+}
+
 static void test_workspace_limit(void **state)
 {
     (void)state;
     cdnn_handle_t *h = open_handle();
-    cdnn_graph_t *g = identity_graph(3, 5);
-    cdnn_build_options_t *opts = benchmarking_options();
-    OK(cdnn_build_options_set_knob(opts, "global.workspace_limit", WORKSPACE_BYTES - 1));
-    OK(cdnn_graph_build(g, h, opts));
-    cdnn_build_options_destroy(opts);
+    cdnn_graph_t *g = build_within_limit(h, WORKSPACE_BYTES - 1);
     candidates_t c = candidates_of(g);
     assert_int_equal(c.count, PLANTED_COUNT - 1); /* planted:slow passed over */
     for (int32_t i = 0; i < c.count; i++)
@@ -1154,6 +1215,15 @@ static void test_workspace_limit(void **state)
     size_t ws = 1;
     OK(cdnn_graph_workspace_size(g, &ws));
     assert_int_equal(ws, 0);
+    OK(execute_small(g, h, 1));
+    destroy_graph(g);
+
+    /* The record does not rank planted:slow, which cannot be made within
+     * the limit: it still serves the next build under the limit. */
+    g = build_within_limit(h, WORKSPACE_BYTES - 1);
+    c = candidates_of(g);
+    assert_int_equal(c.count, 1);
+    assert_string_equal(c.r[0].name, "planted:fast");
     destroy_graph(g);
     close_handle(h);
 }
@@ -1238,6 +1308,7 @@ int main(void)
         TEST(test_save_after_choice),
         TEST(test_refused_saves_race_first_save),
         TEST(test_cache_hit_is_plain_plan),
+        TEST(test_cache_hit_creates_only_the_winner),
         TEST(test_partial_coverage_benchmarks_again),
         TEST(test_cache_keyed_by_engine_knobs),
         TEST(test_damaged_cache_does_not_break_build),

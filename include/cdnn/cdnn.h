@@ -601,7 +601,8 @@ CDNN_API cdnn_status_t cdnn_handle_engine_knob_info(const cdnn_handle_t *handle,
  *     (on a GPU, an engine whose provider offers neither time_execute nor
  *     synchronize is left out: provider.h).  A record in the winner cache,
  *     made with the same engine knob values, that ranks every candidate
- *     makes the build a plain plan of the winner instead.
+ *     makes the build a plain plan of the winner instead, creating only
+ *     its context.
  *   global.workspace_limit (bytes, default none): engines needing more are
  *     passed over.
  */

@@ -4,10 +4,11 @@
  * Without benchmarking, the applicable engines are tried in build order
  * (pinned or preferred engine first, then by rank) and the first whose
  * context is created wins.  With benchmarking, every variant of every
- * applicable engine that can be timed, within the workspace limit,
- * becomes a candidate; the
- * winner cache may then name the winner at once, else the plan chooses at
- * its first execute (plan.c).
+ * applicable engine that can be timed, and whose context is created within
+ * the workspace limit, becomes a candidate; the plan chooses at its first
+ * execute (plan.c).  The winner cache may name the winner at once: the
+ * candidates are first known by their labels alone, so that a cache hit
+ * creates only the winner's context (a context may cost a compilation).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,9 +32,10 @@ typedef struct reasons {
     size_t used;
 } reasons_t;
 
+/* r NULL: the reason is not wanted (the caller will find it again). */
 static void add_reason(reasons_t *r, const char *who, const char *why)
 {
-    if (r->used < sizeof r->text)
+    if (r && r->used < sizeof r->text)
         r->used += (size_t)snprintf(r->text + r->used, sizeof r->text - r->used,
                                     "\n  %s: %s", who, why);
 }
@@ -125,42 +127,77 @@ static cdnn_knob_value_t *knobs_with(const cdnn_build_options_t *opts,
     return knobs;
 }
 
-/* Create e's context (for a variant, or its default) and add it to the plan
- * if it fits the workspace limit; else say why not. */
-static cdnn_status_t try_candidate(cdnn_graph_t *g, const cdnn_handle_t *h,
-                                   const cdnn_build_options_t *opts,
-                                   const engine_slot_t *e,
-                                   const cdnn_knob_value_t *variant, plan_t *plan,
-                                   reasons_t *reasons)
+/* Create e's context (for a variant, or its default) if it fits the
+ * workspace limit; else say why not (NOT_SUPPORTED). */
+static cdnn_status_t create_context(cdnn_graph_t *g, const cdnn_handle_t *h,
+                                    const cdnn_build_options_t *opts,
+                                    const engine_slot_t *e,
+                                    const cdnn_knob_value_t *variant, void **context,
+                                    size_t *workspace, reasons_t *reasons)
 {
     const cdnn_provider_t *t = e->provider->table;
     int32_t knob_count = 0;
     cdnn_knob_value_t *knobs = knobs_with(opts, variant, &knob_count);
     if (!knobs)
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
-    void *context = NULL;
-    size_t workspace = 0;
+    *context = NULL;
+    *workspace = 0;
     cdnn_status_t st = t->context_create(e->provider->state, e->index, &h->device,
-                                         &g->view, knobs, knob_count, &context);
+                                         &g->view, knobs, knob_count, context);
     free(knobs);
     if (st == CDNN_STATUS_SUCCESS)
-        st = t->workspace_size(context, &workspace);
+        st = t->workspace_size(*context, workspace);
+    int64_t limit = options_knob(opts, "global.workspace_limit", -1);
+    char why[160];
     if (st != CDNN_STATUS_SUCCESS) {
         add_reason(reasons, e->name, registry_provider_error(e->provider));
-        if (context)
-            t->context_destroy(context);
-        return CDNN_STATUS_NOT_SUPPORTED;
-    }
-    int64_t limit = options_knob(opts, "global.workspace_limit", -1);
-    if (limit >= 0 && workspace > (uint64_t)limit) {
-        char why[160];
+    } else if (limit >= 0 && *workspace > (uint64_t)limit) {
         snprintf(why, sizeof why, "needs %zu workspace bytes, over "
-                 "global.workspace_limit %lld", workspace, (long long)limit);
+                 "global.workspace_limit %lld", *workspace, (long long)limit);
         add_reason(reasons, e->name, why);
-        t->context_destroy(context);
-        return CDNN_STATUS_NOT_SUPPORTED;
+    } else {
+        return CDNN_STATUS_SUCCESS;
     }
-    return plan_add_candidate(plan, e, context, workspace, variant);
+    if (*context)
+        t->context_destroy(*context);
+    *context = NULL;
+    return CDNN_STATUS_NOT_SUPPORTED;
+}
+
+/* Without benchmarking: the first engine in build order whose context can
+ * be made. */
+static cdnn_status_t add_first_creatable(cdnn_graph_t *g, const cdnn_handle_t *h,
+                                         const cdnn_build_options_t *opts,
+                                         const engine_list_t *list, plan_t *plan,
+                                         reasons_t *reasons)
+{
+    for (int32_t i = 0; i < list->count; i++) {
+        void *context = NULL;
+        size_t workspace = 0;
+        cdnn_status_t st = create_context(g, h, opts, list->engines[i], NULL, &context,
+                                          &workspace, reasons);
+        if (st == CDNN_STATUS_SUCCESS)
+            return plan_add_candidate(plan, list->engines[i], context, workspace, NULL);
+        if (st == CDNN_STATUS_ALLOC_FAILED)
+            return st;
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* e's variants as candidates without contexts: its default, then those the
+ * provider proposes. */
+static cdnn_status_t add_variants(const cdnn_graph_t *g, const cdnn_handle_t *h,
+                                  const engine_slot_t *e, plan_t *plan)
+{
+    cdnn_status_t st = plan_add_candidate(plan, e, NULL, 0, NULL);
+    int32_t variants = engine_variant_count(e, &h->device, &g->view);
+    for (int32_t v = 0; v < variants && st != CDNN_STATUS_ALLOC_FAILED; v++) {
+        cdnn_knob_value_t knob;
+        st = engine_variant_knob(e, &h->device, &g->view, v, &knob);
+        if (st == CDNN_STATUS_SUCCESS)
+            st = plan_add_candidate(plan, e, NULL, 0, &knob);
+    }
+    return st == CDNN_STATUS_ALLOC_FAILED ? st : CDNN_STATUS_SUCCESS;
 }
 
 /* Benchmarking leaves out an engine it cannot time on h's device: say why,
@@ -177,26 +214,90 @@ static void leave_out_untimeable(const cdnn_handle_t *h, const engine_slot_t *e,
     cdnn_log(CDNN_LOG_WARNING, "benchmarking leaves %s out: it %s", e->name, why);
 }
 
-/* Every variant of e that benchmarking can time: its default, then those
- * the provider proposes. */
-static cdnn_status_t add_variants(cdnn_graph_t *g, const cdnn_handle_t *h,
-                                  const cdnn_build_options_t *opts,
-                                  const engine_slot_t *e, plan_t *plan,
-                                  reasons_t *reasons)
+/* Every variant of every engine in list that benchmarking can time, known
+ * by label only. */
+static cdnn_status_t add_timeable_variants(const cdnn_graph_t *g, const cdnn_handle_t *h,
+                                           const engine_list_t *list, plan_t *plan,
+                                           reasons_t *reasons)
 {
-    if (!plan_can_time_engine(e, &h->device)) {
-        leave_out_untimeable(h, e, reasons);
-        return CDNN_STATUS_SUCCESS;
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    for (int32_t i = 0; st == CDNN_STATUS_SUCCESS && i < list->count; i++) {
+        if (plan_can_time_engine(list->engines[i], &h->device))
+            st = add_variants(g, h, list->engines[i], plan);
+        else
+            leave_out_untimeable(h, list->engines[i], reasons);
     }
-    cdnn_status_t st = try_candidate(g, h, opts, e, NULL, plan, reasons);
-    int32_t variants = engine_variant_count(e, &h->device, &g->view);
-    for (int32_t v = 0; v < variants && st != CDNN_STATUS_ALLOC_FAILED; v++) {
-        cdnn_knob_value_t knob;
-        st = engine_variant_knob(e, &h->device, &g->view, v, &knob);
+    return st;
+}
+
+static const cdnn_knob_value_t *variant_of(const candidate_t *c)
+{
+    return c->variant.name ? &c->variant : NULL;
+}
+
+/* Create every candidate's context; a candidate whose context cannot be
+ * made within the workspace limit is dropped, with a reason. */
+static cdnn_status_t create_contexts(cdnn_graph_t *g, const cdnn_handle_t *h,
+                                     const cdnn_build_options_t *opts, plan_t *plan,
+                                     reasons_t *reasons)
+{
+    for (int32_t i = 0; i < plan->candidate_count;) {
+        const candidate_t *c = &plan->candidates[i];
+        void *context = NULL;
+        size_t workspace = 0;
+        cdnn_status_t st = create_context(g, h, opts, c->engine, variant_of(c), &context,
+                                          &workspace, reasons);
+        if (st == CDNN_STATUS_ALLOC_FAILED)
+            return st;
         if (st == CDNN_STATUS_SUCCESS)
-            st = try_candidate(g, h, opts, e, &knob, plan, reasons);
+            plan_give_context(plan, i++, context, workspace);
+        else
+            plan_remove_candidate(plan, i);
     }
-    return st == CDNN_STATUS_ALLOC_FAILED ? st : CDNN_STATUS_SUCCESS;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* The candidate the winner cache names, made the plan's only one; 0 when
+ * the cache names none or its context cannot be made (no reason is kept:
+ * making every context finds it again). */
+static int keep_cached_winner(cdnn_graph_t *g, const cdnn_handle_t *h,
+                              const cdnn_build_options_t *opts, plan_t *plan)
+{
+    int32_t known = plan->cache_enabled && plan->candidate_count > 1
+                        ? winner_cache_lookup(plan)
+                        : -1;
+    void *context = NULL;
+    size_t workspace = 0;
+    if (known < 0 || create_context(g, h, opts, plan->candidates[known].engine,
+                                    variant_of(&plan->candidates[known]), &context,
+                                    &workspace, NULL) != CDNN_STATUS_SUCCESS)
+        return 0;
+    plan_give_context(plan, known, context, workspace);
+    plan_keep_only(plan, known);
+    return 1;
+}
+
+/* The benchmarking candidates, or only the winner when the cache ranks
+ * every one of them.  A record made when some candidate could not be
+ * created does not rank it, so the cache is asked again once the
+ * candidates that cannot be made are known. */
+static cdnn_status_t fill_benchmarking_plan(cdnn_graph_t *g, const cdnn_handle_t *h,
+                                            const cdnn_build_options_t *opts,
+                                            const engine_list_t *list, plan_t *plan,
+                                            reasons_t *reasons)
+{
+    cdnn_status_t st = add_timeable_variants(g, h, list, plan, reasons);
+    if (st != CDNN_STATUS_SUCCESS || keep_cached_winner(g, h, opts, plan))
+        return st;
+    int32_t labelled = plan->candidate_count;
+    st = create_contexts(g, h, opts, plan, reasons);
+    if (st == CDNN_STATUS_SUCCESS && plan->candidate_count < labelled &&
+        plan->cache_enabled && plan->candidate_count > 1) {
+        int32_t known = winner_cache_lookup(plan);
+        if (known >= 0)
+            plan_keep_only(plan, known);
+    }
+    return st;
 }
 
 static cdnn_status_t fill_plan(cdnn_graph_t *g, const cdnn_handle_t *h,
@@ -208,14 +309,9 @@ static cdnn_status_t fill_plan(cdnn_graph_t *g, const cdnn_handle_t *h,
     if (!reasons)
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory building a plan");
     cdnn_status_t st = applicable_engines(g, h, opts, &list, reasons);
-    for (int32_t i = 0; st == CDNN_STATUS_SUCCESS && i < list.count; i++) {
-        if (benchmarking)
-            st = add_variants(g, h, opts, list.engines[i], plan, reasons);
-        else if (plan->candidate_count == 0)
-            st = try_candidate(g, h, opts, list.engines[i], NULL, plan, reasons);
-        if (st == CDNN_STATUS_NOT_SUPPORTED)
-            st = CDNN_STATUS_SUCCESS;
-    }
+    if (st == CDNN_STATUS_SUCCESS)
+        st = benchmarking ? fill_benchmarking_plan(g, h, opts, &list, plan, reasons)
+                          : add_first_creatable(g, h, opts, &list, plan, reasons);
     if (st == CDNN_STATUS_SUCCESS && plan->candidate_count == 0)
         st = no_engine(g, h, reasons);
     free(list.engines);
@@ -266,23 +362,20 @@ static cdnn_status_t make_plan(cdnn_graph_t *g, const cdnn_handle_t *h,
         st = graph_content_digest(g, plan->content_key);
     if (st == CDNN_STATUS_SUCCESS)
         st = plan_tensors_of_graph(&g->view, &plan->tensors, &plan->tensor_count);
+    if (st == CDNN_STATUS_SUCCESS && benchmarking) {
+        plan->knob_key = engine_knob_key(opts);
+        plan->cache_enabled = plan->knob_key && winner_cache_enabled();
+        plan->progress = opts ? opts->progress : NULL;
+        plan->progress_user = opts ? opts->progress_user : NULL;
+    }
     if (st == CDNN_STATUS_SUCCESS)
         st = fill_plan(g, h, opts, benchmarking, plan);
     if (st != CDNN_STATUS_SUCCESS) {
         plan_destroy(plan);
         return st;
     }
-    if (!benchmarking || plan->candidate_count == 1) {
+    if (!plan_chosen(plan) && plan->candidate_count == 1)
         plan_keep_only(plan, 0);
-    } else {
-        plan->knob_key = engine_knob_key(opts);
-        plan->cache_enabled = plan->knob_key && winner_cache_enabled();
-        plan->progress = opts ? opts->progress : NULL;
-        plan->progress_user = opts ? opts->progress_user : NULL;
-        int32_t known = plan->cache_enabled ? winner_cache_lookup(plan) : -1;
-        if (known >= 0)
-            plan_keep_only(plan, known);
-    }
     *out = plan;
     return CDNN_STATUS_SUCCESS;
 }

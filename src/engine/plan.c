@@ -92,6 +92,26 @@ cdnn_status_t plan_add_candidate(plan_t *plan, const engine_slot_t *e, void *con
     return CDNN_STATUS_SUCCESS;
 }
 
+void plan_give_context(plan_t *plan, int32_t i, void *context, size_t workspace)
+{
+    plan->candidates[i].context = context;
+    plan->candidates[i].workspace = workspace;
+    if (workspace > plan->workspace)
+        plan->workspace = workspace;
+}
+
+void plan_remove_candidate(plan_t *plan, int32_t i)
+{
+    candidate_free(&plan->candidates[i]);
+    plan->candidate_count--;
+    memmove(&plan->candidates[i], &plan->candidates[i + 1],
+            (size_t)(plan->candidate_count - i) * sizeof *plan->candidates);
+    plan->workspace = 0;
+    for (int32_t k = 0; k < plan->candidate_count; k++)
+        if (plan->candidates[k].workspace > plan->workspace)
+            plan->workspace = plan->candidates[k].workspace;
+}
+
 void plan_keep_only(plan_t *plan, int32_t keep)
 {
     candidate_t kept = plan->candidates[keep];

@@ -29,7 +29,7 @@ typedef enum timing_clock {
 
 typedef struct candidate {
     const engine_slot_t *engine;
-    void *context;
+    void *context;             /* NULL until created (see build.c) */
     size_t workspace;
     cdnn_knob_value_t variant; /* name owned; NULL: the engine's default */
     char *label;               /* "engine [knob=value]" */
@@ -71,10 +71,17 @@ cdnn_status_t plan_create(const cdnn_handle_t *h, plan_t **out);
 
 /**
  * Add a candidate (context taken over: destroyed on failure).  variant may
- * be NULL.
+ * be NULL.  context may be NULL: a candidate known by its label only,
+ * until plan_give_context.
  */
 cdnn_status_t plan_add_candidate(plan_t *plan, const engine_slot_t *e, void *context,
                                  size_t workspace, const cdnn_knob_value_t *variant);
+
+/** Give candidate i, added without one, its context (taken over). */
+void plan_give_context(plan_t *plan, int32_t i, void *context, size_t workspace);
+
+/** Remove candidate i (its context destroyed); later ones move down. */
+void plan_remove_candidate(plan_t *plan, int32_t i);
 
 /** Make candidate i the plan's only one, chosen: a plain plan. */
 void plan_keep_only(plan_t *plan, int32_t i);

@@ -31,6 +31,7 @@ int winner_cache_enabled(void);
 /**
  * The index of the plan's candidate that a cached record ranks first among
  * the plan's candidates, if the record ranks every one of them; else -1.
+ * Only the candidates' labels are read: they need no contexts yet.
  */
 int32_t winner_cache_lookup(const plan_t *plan);
 
