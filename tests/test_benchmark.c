@@ -11,8 +11,9 @@
  * rule 3 on save; a cache hit makes a plain plan and creates only the
  * winner's context; a record missing a candidate, or made under other
  * engine knobs, benchmarks again; a damaged cache file does not break a
- * build; v1 records are still read; two processes appending at once lose
- * no record; the environment switches; knob validation.
+ * build; v1 records are still read; a file of mostly dead records compacts
+ * to its live ones; two processes appending at once lose no record, even
+ * while a third compacts; the environment switches; knob validation.
  *
  * With the async provider (tests/providers/async_provider.c), whose execute
  * returns before its work is done: benchmarking times the work, by the
@@ -32,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -853,6 +856,8 @@ static void test_damaged_cache_does_not_break_build(void **state)
     cdnn_handle_t *h = open_handle();
     benchmark_once(h, 3);
     close_handle(h);
+    size_t size = 0;
+    char *good = read_cache(&size);
     damage_cache();
 
     cdnn_set_log_callback(capture_log, CDNN_LOG_WARNING, &log);
@@ -864,9 +869,19 @@ static void test_damaged_cache_does_not_break_build(void **state)
     assert_int_equal(candidates_of(g).count, 1); /* the good record still counts */
     OK(execute_small(g, h, 1));
     destroy_graph(g);
+    char *text = read_cache(&size); /* the damage outnumbered it: compacted away */
+    assert_string_equal(text, good);
+    free(text);
 
     /* A graph with no record: benchmarked, and its record is appended after
-     * the cut-short last line without being swallowed by it. */
+     * a cut-short last line without being swallowed by it. */
+    char path[128];
+    cache_path(path, sizeof path);
+    FILE *f = fopen(path, "ab");
+    assert_non_null(f);
+    fwrite(good, 1, strlen(good) / 3, f);
+    fclose(f);
+    free(good);
     benchmark_once(h, 4);
     g = identity_graph(4, 5);
     build_benchmarking(g, h);
@@ -969,35 +984,170 @@ static void test_v1_record_is_read(void **state)
     free(json);
 }
 
-/* ---- two processes appending at once ------------------------------------------- */
+/* ---- compaction ------------------------------------------------------------------ */
+
+static ino_t cache_inode(void)
+{
+    char path[128];
+    struct stat st;
+    cache_path(path, sizeof path);
+    return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+#define SUPERSEDED 20
+
+/* A read that finds more dead records than live ones rewrites the file
+ * with the live ones, in their order: the last record for each graph,
+ * and a record of a newer format (a newer cdnn's, sharing the file). */
+static void test_cache_compacts_to_live_records(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = open_handle();
+    benchmark_once(h, 3);
+    benchmark_once(h, 4);
+    char *a = sealed(cached_json(0)), *b = sealed(cached_json(1));
+    char *newer = sealed("{\"v\":3,\"from\":\"a newer cdnn\"}");
+    char *stale = sealed("{\"v\":1,\"key\":\"00\",\"device\":\"cuda/X/sm_90\","
+                         "\"lib\":\"0.1.0\",\"ranking\":[]}");
+    size_t cap = (SUPERSEDED + 4) * (strlen(a) + 8) + 4096, used = 0;
+    char *file = malloc(cap);
+    assert_non_null(file);
+    for (int i = 0; i < SUPERSEDED; i++) { /* a's record with other times */
+        char digits[16];
+        snprintf(digits, sizeof digits, "\"us\":%d", i + 1);
+        char *json = cached_json(0), *other = replace_all(json, "\"us\":", digits);
+        char *line = sealed(other);
+        used += (size_t)snprintf(file + used, cap - used, "%s", line);
+        free(line);
+        free(other);
+        free(json);
+    }
+    used += (size_t)snprintf(file + used, cap - used,
+                             "damaged\n\n0123456789abcdef {}\n%s%s%s%s", stale, b, newer, a);
+    write_cache(file);
+    ino_t before = cache_inode();
+
+    cdnn_graph_t *g = identity_graph(3, 5);
+    build_benchmarking(g, h); /* the read compacts */
+    assert_int_equal(candidates_of(g).count, 1);
+    size_t size = 0;
+    char *text = read_cache(&size);
+    char want[4096];
+    snprintf(want, sizeof want, "%s%s%s", b, newer, a);
+    assert_string_equal(text, want);
+    assert_true(cache_inode() != before); /* replaced, not rewritten in place */
+    destroy_graph(g);
+
+    before = cache_inode();
+    benchmark_once(h, 5); /* three live records of four: nothing to compact */
+    assert_true(cache_inode() == before);
+    close_handle(h);
+    free(text);
+    free(file);
+    free(stale);
+    free(newer);
+    free(b);
+    free(a);
+}
+
+/* ---- processes sharing the cache ------------------------------------------------- */
 
 #define BUILDS_PER_CHILD 50
+
+static void ignore_log(cdnn_log_level_t level, const char *message, void *user)
+{
+    (void)level;
+    (void)message;
+    (void)user;
+}
+
+/* Build a fresh rows x cols graph with benchmarking and execute it once;
+ * 0 on success. */
+static int build_and_run(cdnn_handle_t *h, int64_t rows, int64_t cols, const char *who)
+{
+    cdnn_graph_t *g = identity_graph(rows, cols);
+    cdnn_build_options_t *opts = benchmarking_options();
+    float x[BUILDS_PER_CHILD * 7], y[BUILDS_PER_CHILD * 7];
+    static unsigned char workspace[WORKSPACE_BYTES];
+    int64_t uids[] = {1, 2};
+    void *ptrs[] = {x, y};
+    memset(x, 0, sizeof x);
+    int bad = cdnn_graph_build(g, h, opts) != CDNN_STATUS_SUCCESS ||
+              cdnn_graph_execute(g, h, 2, uids, ptrs, workspace) != CDNN_STATUS_SUCCESS;
+    if (bad)
+        fprintf(stderr, "%s, graph %lldx%lld: %s\n", who, (long long)rows, (long long)cols,
+                cdnn_last_error());
+    cdnn_build_options_destroy(opts);
+    destroy_graph(g);
+    return bad;
+}
 
 /* Child `which` (0 or 1): BUILDS_PER_CHILD graphs of its own shapes,
  * each benchmarked by its first execute.  No cmocka here: an exit code. */
 static int child_builds(int which)
 {
+    cdnn_set_log_callback(ignore_log, CDNN_LOG_DEBUG, NULL); /* dead lines are expected */
     cdnn_handle_t *h = NULL;
     if (cdnn_handle_create(&h, "cpu") != CDNN_STATUS_SUCCESS)
         return 1;
     int bad = 0;
-    for (int i = 0; i < BUILDS_PER_CHILD && !bad; i++) {
-        cdnn_graph_t *g = identity_graph(i + 1, which ? 7 : 3);
-        cdnn_build_options_t *opts = benchmarking_options();
-        float x[BUILDS_PER_CHILD * 7], y[BUILDS_PER_CHILD * 7];
-        static unsigned char workspace[WORKSPACE_BYTES];
-        int64_t uids[] = {1, 2};
-        void *ptrs[] = {x, y};
-        memset(x, 0, sizeof x);
-        bad = cdnn_graph_build(g, h, opts) != CDNN_STATUS_SUCCESS ||
-              cdnn_graph_execute(g, h, 2, uids, ptrs, workspace) != CDNN_STATUS_SUCCESS;
-        if (bad)
-            fprintf(stderr, "child %d, graph %d: %s\n", which, i, cdnn_last_error());
-        cdnn_build_options_destroy(opts);
-        destroy_graph(g);
-    }
+    for (int i = 0; i < BUILDS_PER_CHILD && !bad; i++)
+        bad = build_and_run(h, i + 1, which ? 7 : 3, which ? "child 1" : "child 0");
     close_handle(h);
     return bad;
+}
+
+#define DEAD_LINES 128 /* more than the live records ever are */
+
+static void append_dead_lines(void)
+{
+    char path[128], lines[DEAD_LINES * 10 + 1] = "";
+    cache_path(path, sizeof path);
+    for (int i = 0; i < DEAD_LINES; i++)
+        strcat(lines, "no record\n");
+    FILE *f = fopen(path, "a");
+    if (f) { /* one write under the writers' lock, as a writer appends */
+        flock(fileno(f), LOCK_EX);
+        fputs(lines, f);
+        fflush(f);
+        flock(fileno(f), LOCK_UN);
+        fclose(f);
+    }
+}
+
+static int parent_is_done(int until)
+{
+    struct pollfd p = {until, POLLIN, 0};
+    return poll(&p, 1, 0) > 0; /* the parent closed its end */
+}
+
+/* The compacting child: until the parent says the writers are done, make
+ * the dead records outnumber the live ones and build a graph of its own,
+ * whose read compacts the file.  Exit code 0 only if the file was
+ * replaced at least once while the writers wrote. */
+static int child_compacts(int until)
+{
+    cdnn_set_log_callback(ignore_log, CDNN_LOG_DEBUG, NULL);
+    cdnn_handle_t *h = NULL;
+    if (cdnn_handle_create(&h, "cpu") != CDNN_STATUS_SUCCESS)
+        return 1;
+    int bad = 0, compactions = 0;
+    while (!bad && !parent_is_done(until)) {
+        append_dead_lines();
+        ino_t before = cache_inode();
+        bad = build_and_run(h, 1, 11, "the compacting child");
+        compactions += cache_inode() != before;
+    }
+    close_handle(h);
+    return bad ? 1 : compactions ? 0 : 2;
+}
+
+static void wait_for_child(pid_t pid)
+{
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /* "<16 hex> <json>": does the checksum hold? */
@@ -1039,31 +1189,55 @@ static void assert_keys_recorded(const char *text)
         }
 }
 
-static void test_two_processes_lose_no_record(void **state)
+/* Two writers' records, each on its own graph, and with a compacting
+ * third process that one record of its own: all of them in the file. */
+static void run_sharing_processes(int with_compactor)
 {
-    (void)state;
     setenv("PLANTED_COST_PERCENT", "2", 1); /* 100 builds: keep them quick */
-    pid_t pids[2];
+    int until[2];
+    assert_int_equal(pipe(until), 0);
+    fflush(NULL);
+    pid_t compactor = with_compactor ? fork() : 0;
+    assert_true(compactor >= 0);
+    if (with_compactor && compactor == 0) {
+        close(until[1]);
+        _exit(child_compacts(until[0]));
+    }
+    pid_t writers[2];
     for (int which = 0; which < 2; which++) {
         fflush(NULL);
-        pids[which] = fork();
-        assert_true(pids[which] >= 0);
-        if (pids[which] == 0)
+        writers[which] = fork();
+        assert_true(writers[which] >= 0);
+        if (writers[which] == 0)
             _exit(child_builds(which));
     }
-    for (int which = 0; which < 2; which++) {
-        int status = 0;
-        assert_int_equal(waitpid(pids[which], &status, 0), pids[which]);
-        assert_true(WIFEXITED(status));
-        assert_int_equal(WEXITSTATUS(status), 0);
-    }
+    for (int which = 0; which < 2; which++)
+        wait_for_child(writers[which]);
+    close(until[1]);
+    close(until[0]);
+    if (with_compactor)
+        wait_for_child(compactor);
     size_t size = 0;
     char *text = read_cache(&size);
     assert_non_null(text);
-    assert_int_equal(count_valid_lines(text, size), 2 * BUILDS_PER_CHILD);
+    assert_int_equal(count_valid_lines(text, size), 2 * BUILDS_PER_CHILD + with_compactor);
     assert_true(size > 0 && text[size - 1] == '\n');
     assert_keys_recorded(text);
     free(text);
+}
+
+static void test_two_processes_lose_no_record(void **state)
+{
+    (void)state;
+    run_sharing_processes(0);
+}
+
+/* Compactions replace the file while the writers append: a writer that
+ * opened the file a compaction replaced must append to the new one. */
+static void test_compaction_loses_no_appended_record(void **state)
+{
+    (void)state;
+    run_sharing_processes(1);
 }
 
 /* ---- asynchronous engines (the async provider) --------------------------------- */
@@ -1313,7 +1487,9 @@ int main(void)
         TEST(test_cache_keyed_by_engine_knobs),
         TEST(test_damaged_cache_does_not_break_build),
         TEST(test_v1_record_is_read),
+        TEST(test_cache_compacts_to_live_records),
         TEST(test_two_processes_lose_no_record),
+        TEST(test_compaction_loses_no_appended_record),
         TEST(test_async_slower_loses),
         TEST(test_async_faster_wins),
         TEST(test_async_host_clock_synchronizes),

@@ -15,11 +15,14 @@
  * whose clock timed the candidate; v1 records (no "clock") are read as
  * host-timed, except for CUDA devices, whose v1 times may be the enqueue's.
  *
- * Writers append whole lines with one write() under an exclusive flock, so
- * processes writing at once lose no record; a line whose checksum or JSON
- * does not hold is skipped with a warning.  The last record for a key wins.
- * $CDNN_DISABLE_CACHE=1 turns the cache off.  Failures to read or write the
- * cache are logged and never fail a build or an execute.
+ * Writers append whole lines with one write() under an exclusive flock, on
+ * the file the path names once they hold the lock, so processes writing at
+ * once lose no record; a line whose checksum or JSON does not hold is
+ * skipped with a warning.  The last record for a key wins.  A read that
+ * finds more dead records (superseded, damaged) than live ones compacts
+ * the file: its live lines, written beside it and renamed over it under
+ * the lock.  $CDNN_DISABLE_CACHE=1 turns the cache off.  Failures to read
+ * or write the cache are logged and never fail a build or an execute.
  */
 #ifndef CDNN_ENGINE_WINNER_CACHE_H
 #define CDNN_ENGINE_WINNER_CACHE_H
@@ -32,6 +35,7 @@ int winner_cache_enabled(void);
  * The index of the plan's candidate that a cached record ranks first among
  * the plan's candidates, if the record ranks every one of them; else -1.
  * Only the candidates' labels are read: they need no contexts yet.
+ * Compacts the file when the read finds it mostly dead.
  */
 int32_t winner_cache_lookup(const plan_t *plan);
 
