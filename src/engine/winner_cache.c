@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/env.h"
 #include "core/log.h"
 #include "core/sha256.h"
 
@@ -22,15 +23,15 @@
 
 int winner_cache_enabled(void)
 {
-    const char *off = getenv("CDNN_DISABLE_CACHE");
+    const char *off = env_get(CDNN_ENV_DISABLE_CACHE);
     return !(off && strcmp(off, "1") == 0);
 }
 
 /* The cache directory, or 0 if there is none to use. */
 static int cache_dir(char *out, size_t cap)
 {
-    const char *dir = getenv("CDNN_CACHE_DIR");
-    const char *home = getenv("HOME");
+    const char *dir = env_get(CDNN_ENV_CACHE_DIR);
+    const char *home = env_get(CDNN_ENV_HOME);
     int n = dir && *dir ? snprintf(out, cap, "%s", dir)
             : home && *home ? snprintf(out, cap, "%s/.cache/cdnn", home)
                             : -1;
