@@ -307,12 +307,13 @@ static cdnn_status_t execute_both(cdnn_graph_t *g, cdnn_handle_t *h, const char 
     cdnn_status_t st = execute_exact(g, h, label, 0, &ran1, first, sizeof first);
     if (!ran1 || st != CDNN_STATUS_SUCCESS) {
         *ran = ran1;
-        snprintf(what, what_size, "executed with exact-size buffers: %s", first);
+        snprintf(what, what_size, "executed with exact-size buffers: %.400s", first);
         return st;
     }
     st = execute_exact(g, h, label, 1, &ran2, second, sizeof second);
     *ran = ran2;
-    snprintf(what, what_size, "executed with exact-size buffers: %s, %s", first, second);
+    snprintf(what, what_size, "executed with exact-size buffers: %.400s, %.400s", first,
+             second);
     return st;
 }
 
@@ -403,7 +404,7 @@ static void count(const char *category, int ok)
             return;
         tallies = t;
         memset(&tallies[i], 0, sizeof tallies[i]);
-        snprintf(tallies[i].category, sizeof tallies[i].category, "%s", category);
+        snprintf(tallies[i].category, sizeof tallies[i].category, "%.127s", category);
         tally_count++;
     }
     tallies[i].total++;
