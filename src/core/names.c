@@ -1,5 +1,6 @@
 /*
- * names.c -- names, sizes and defaults of the API's enumerations.
+ * names.c -- names, sizes and defaults of the API's enumerations.  Ops are
+ * named by the op table (graph/ops.c), with everything else about them.
  */
 #include <math.h>
 #include <string.h>
@@ -119,26 +120,6 @@ const char *cdnn_reduction_mode_name(cdnn_reduction_mode_t mode)
     if ((unsigned)mode >= CDNN_REDUCE_MODE_COUNT)
         return "invalid";
     return reduction_modes[mode];
-}
-
-static const char *const op_names[CDNN_OP_COUNT] = {
-    [CDNN_OP_CONV_FWD] = "conv_fwd",
-    [CDNN_OP_CONV_BWD_DATA] = "conv_bwd_data",
-    [CDNN_OP_CONV_BWD_FILTER] = "conv_bwd_filter",
-    [CDNN_OP_MATMUL] = "matmul",
-    [CDNN_OP_POINTWISE] = "pointwise",
-    [CDNN_OP_REDUCTION] = "reduction",
-    [CDNN_OP_BATCHNORM_INFERENCE] = "batchnorm_inference",
-    [CDNN_OP_LAYERNORM] = "layernorm",
-    [CDNN_OP_RMSNORM] = "rmsnorm",
-    [CDNN_OP_SDPA_FWD] = "sdpa_fwd",
-};
-
-const char *cdnn_op_name(cdnn_op_t op)
-{
-    if ((unsigned)op >= CDNN_OP_COUNT)
-        return "invalid";
-    return op_names[op];
 }
 
 void cdnn_conv_attr_init(cdnn_conv_attr_t *a, int32_t spatial_dims)

@@ -19,6 +19,7 @@
 #include "core/sha256.h"
 #include "format/blob.h"
 #include "graph/graph.h"
+#include "graph/ops.h"
 
 /* ---- schema descriptors for the verifier --------------------------------- */
 
@@ -56,7 +57,8 @@ static const fb_field_desc_t sdpa_fields[GF_SDPA_FIELDS] = {
 static const fb_table_desc_t sdpa_desc = {"SdpaAttr", GF_SDPA_FIELDS,
                                           sdpa_fields};
 
-static const fb_table_desc_t *const attr_descs[GF_ATTR_COUNT - 1] = {
+/* By NodeAttr type - 1 (type 0 is none). */
+static const fb_table_desc_t *const attr_descs[OP_ATTR_KIND_COUNT - 1] = {
     &conv_desc, &pointwise_desc, &reduction_desc, &norm_desc, &sdpa_desc};
 
 static const fb_field_desc_t tensor_fields[GF_TENSOR_FIELDS] = {
@@ -69,7 +71,7 @@ static const fb_table_desc_t tensor_desc = {"Tensor", GF_TENSOR_FIELDS,
 static const fb_field_desc_t node_fields[GF_NODE_FIELDS] = {
     STRING("name"), SCALAR(1, "op"), PORTS("inputs"), PORTS("outputs"),
     {FB_UNION_TYPE, 1, 1, NULL, NULL, 0, "attr_type"},
-    {FB_UNION, 0, 0, NULL, attr_descs, GF_ATTR_COUNT - 1, "attr"}};
+    {FB_UNION, 0, 0, NULL, attr_descs, OP_ATTR_KIND_COUNT - 1, "attr"}};
 static const fb_table_desc_t node_desc = {"Node", GF_NODE_FIELDS, node_fields};
 
 #define SHA256_FIELD {FB_VECTOR, 1, 1, NULL, NULL, 0, "sha256"}
@@ -104,44 +106,6 @@ static const fb_table_desc_t seal_desc = {"Graph", GF_GRAPH_SHA256 + 1, seal_fie
 #undef VEC_I64
 #undef STRING
 #undef PORTS
-
-/* ---- ops: ports and attributes ------------------------------------------- */
-
-int graph_format_input_slots(cdnn_op_t op)
-{
-    static const int slots[CDNN_OP_COUNT] = {2, 2, 2, 2, 3, 1, 5, 3, 3, 3};
-    return (unsigned)op < CDNN_OP_COUNT ? slots[op] : 0;
-}
-
-int graph_format_output_slots(cdnn_op_t op)
-{
-    static const int slots[CDNN_OP_COUNT] = {1, 1, 1, 1, 1, 1, 1, 3, 2, 1};
-    return (unsigned)op < CDNN_OP_COUNT ? slots[op] : 0;
-}
-
-int graph_format_attr_of(cdnn_op_t op)
-{
-    switch (op) {
-    case CDNN_OP_CONV_FWD:
-    case CDNN_OP_CONV_BWD_DATA:
-    case CDNN_OP_CONV_BWD_FILTER: return GF_ATTR_CONV;
-    case CDNN_OP_POINTWISE: return GF_ATTR_POINTWISE;
-    case CDNN_OP_REDUCTION: return GF_ATTR_REDUCTION;
-    case CDNN_OP_BATCHNORM_INFERENCE:
-    case CDNN_OP_LAYERNORM:
-    case CDNN_OP_RMSNORM: return GF_ATTR_NORM;
-    case CDNN_OP_SDPA_FWD: return GF_ATTR_SDPA;
-    default: return GF_ATTR_NONE;
-    }
-}
-
-static const char *attr_name(int type)
-{
-    static const char *const names[GF_ATTR_COUNT] = {
-        "NONE", "ConvAttr", "PointwiseAttr", "ReductionAttr", "NormAttr",
-        "SdpaAttr"};
-    return type >= 0 && type < GF_ATTR_COUNT ? names[type] : "unknown";
-}
 
 /* ---- encoding ------------------------------------------------------------- */
 
@@ -240,18 +204,18 @@ static fb_ref_t encode_pointwise(fb_builder_t *b, const cdnn_pointwise_attr_t *a
 static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
 {
     const cdnn_node_attr_t *a = &n->attr;
-    switch (graph_format_attr_of(n->op)) {
-    case GF_ATTR_CONV: return encode_conv(b, &a->conv);
-    case GF_ATTR_POINTWISE: return encode_pointwise(b, &a->pointwise);
-    case GF_ATTR_REDUCTION:
+    switch (op_desc(n->op)->attr) {
+    case OP_ATTR_CONV: return encode_conv(b, &a->conv);
+    case OP_ATTR_POINTWISE: return encode_pointwise(b, &a->pointwise);
+    case OP_ATTR_REDUCTION:
         fb_table_start(b, 1);
         fb_add_i8(b, 0, (int8_t)a->reduction, 0);
         return fb_table_end(b);
-    case GF_ATTR_NORM:
+    case OP_ATTR_NORM:
         fb_table_start(b, 1);
         fb_add_f64(b, 0, a->epsilon, 0);
         return fb_table_end(b);
-    case GF_ATTR_SDPA:
+    case OP_ATTR_SDPA:
         fb_table_start(b, GF_SDPA_FIELDS);
         fb_add_f64(b, GF_SDPA_SCALE, a->sdpa.scale, 0);
         fb_add_bool(b, GF_SDPA_CAUSAL, a->sdpa.causal != 0, 0);
@@ -262,17 +226,17 @@ static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
 
 static fb_ref_t encode_node(fb_builder_t *b, const graph_node_t *n)
 {
+    const op_desc_t *op = op_desc(n->op);
     fb_ref_t name = n->name ? fb_string(b, n->name) : 0;
-    fb_ref_t inputs = encode_ports(b, n->inputs, graph_format_input_slots(n->op));
-    fb_ref_t outputs =
-        encode_ports(b, n->outputs, graph_format_output_slots(n->op));
+    fb_ref_t inputs = encode_ports(b, n->inputs, op->inputs.count);
+    fb_ref_t outputs = encode_ports(b, n->outputs, op->outputs.count);
     fb_ref_t attr = encode_attr(b, n);
     fb_table_start(b, GF_NODE_FIELDS);
     fb_add_ref(b, GF_NODE_NAME, name);
     fb_add_i8(b, GF_NODE_OP, (int8_t)n->op, 0);
     fb_add_ref(b, GF_NODE_INPUTS, inputs);
     fb_add_ref(b, GF_NODE_OUTPUTS, outputs);
-    fb_add_u8(b, GF_NODE_ATTR_TYPE, (uint8_t)(attr ? graph_format_attr_of(n->op) : 0), 0);
+    fb_add_u8(b, GF_NODE_ATTR_TYPE, (uint8_t)(attr ? op->attr : OP_ATTR_NONE), 0);
     fb_add_ref(b, GF_NODE_ATTR, attr);
     return fb_table_end(b);
 }
@@ -659,9 +623,9 @@ static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
                                        cdnn_node_attr_t *attr)
 {
     switch (type) {
-    case GF_ATTR_CONV: return decode_conv(d, a, where, &attr->conv);
-    case GF_ATTR_POINTWISE: return decode_pointwise(d, a, where, &attr->pointwise);
-    case GF_ATTR_REDUCTION: {
+    case OP_ATTR_CONV: return decode_conv(d, a, where, &attr->conv);
+    case OP_ATTR_POINTWISE: return decode_pointwise(d, a, where, &attr->pointwise);
+    case OP_ATTR_REDUCTION: {
         int mode = fb_get_i8(a, 0, 0);
         if (mode < 0 || mode >= CDNN_REDUCE_MODE_COUNT)
             return bad_enum(d, where, "reduction mode", mode,
@@ -669,10 +633,10 @@ static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
         attr->reduction = (cdnn_reduction_mode_t)mode;
         return CDNN_STATUS_SUCCESS;
     }
-    case GF_ATTR_NORM:
+    case OP_ATTR_NORM:
         attr->epsilon = fb_get_f64(a, 0, 0);
         return CDNN_STATUS_SUCCESS;
-    case GF_ATTR_SDPA:
+    case OP_ATTR_SDPA:
         attr->sdpa.scale = fb_get_f64(a, GF_SDPA_SCALE, 0);
         attr->sdpa.causal = fb_get_bool(a, GF_SDPA_CAUSAL, 0) ? 1 : 0;
         return CDNN_STATUS_SUCCESS;
@@ -684,61 +648,24 @@ static cdnn_status_t decode_attr(const decoder_t *d, const fb_table_t *t,
                                  cdnn_op_t op, const char *where,
                                  cdnn_node_attr_t *attr)
 {
-    int want = graph_format_attr_of(op);
+    int want = op_desc(op)->attr;
     int have = fb_get_u8(t, GF_NODE_ATTR_TYPE, 0);
     memset(attr, 0, sizeof *attr);
-    if (have >= GF_ATTR_COUNT)
-        return bad_enum(d, where, "attr_type", have, GF_ATTR_COUNT);
+    if (have >= OP_ATTR_KIND_COUNT)
+        return bad_enum(d, where, "attr_type", have, OP_ATTR_KIND_COUNT);
     if (have != want)
         return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
                          "%s, %s: the attributes are %s, but %s takes %s",
-                         d->source, where, attr_name(have), cdnn_op_name(op),
-                         attr_name(want));
-    if (want == GF_ATTR_NONE)
+                         d->source, where, op_attr_schema_name(have),
+                         cdnn_op_name(op), op_attr_schema_name(want));
+    if (want == OP_ATTR_NONE)
         return CDNN_STATUS_SUCCESS;
     fb_table_t a = fb_get_table(t, GF_NODE_ATTR);
     if (!a.buf)
         return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
                          "%s, %s: attr_type is %s but the attributes are "
-                         "missing", d->source, where, attr_name(have));
+                         "missing", d->source, where, op_attr_schema_name(have));
     return decode_attr_value(d, &a, want, where, attr);
-}
-
-/* The builder call for an op, with ports by slot. */
-static cdnn_status_t add_op(cdnn_graph_t *g, cdnn_op_t op, const char *name,
-                            const cdnn_node_attr_t *a, const int64_t *in,
-                            const int64_t *out)
-{
-    switch (op) {
-    case CDNN_OP_CONV_FWD:
-        return cdnn_graph_conv_fwd(g, name, &a->conv, in[0], in[1], out[0]);
-    case CDNN_OP_CONV_BWD_DATA:
-        return cdnn_graph_conv_bwd_data(g, name, &a->conv, in[0], in[1], out[0]);
-    case CDNN_OP_CONV_BWD_FILTER:
-        return cdnn_graph_conv_bwd_filter(g, name, &a->conv, in[0], in[1],
-                                          out[0]);
-    case CDNN_OP_MATMUL: return cdnn_graph_matmul(g, name, in[0], in[1], out[0]);
-    case CDNN_OP_POINTWISE:
-        return cdnn_graph_pointwise(g, name, &a->pointwise, in[0], in[1], in[2],
-                                    out[0]);
-    case CDNN_OP_REDUCTION:
-        return cdnn_graph_reduction(g, name, a->reduction, in[0], out[0]);
-    case CDNN_OP_BATCHNORM_INFERENCE:
-        return cdnn_graph_batchnorm_inference(g, name, a->epsilon, in[0], in[1],
-                                              in[2], in[3], in[4], out[0]);
-    case CDNN_OP_LAYERNORM:
-        return cdnn_graph_layernorm(g, name, a->epsilon, in[0], in[1], in[2],
-                                    out[0], out[1], out[2]);
-    case CDNN_OP_RMSNORM:
-        return cdnn_graph_rmsnorm(g, name, a->epsilon, in[0], in[1], in[2],
-                                  out[0], out[1]);
-    case CDNN_OP_SDPA_FWD:
-        return cdnn_graph_sdpa_fwd(g, name, &a->sdpa, in[0], in[1], in[2],
-                                   out[0]);
-    default:
-        return cdnn_fail(CDNN_STATUS_INTERNAL_ERROR, "op %d has no builder",
-                         (int)op);
-    }
 }
 
 static cdnn_status_t decode_node(const decoder_t *d, const fb_table_t *t,
@@ -764,16 +691,16 @@ static cdnn_status_t decode_node(const decoder_t *d, const fb_table_t *t,
         in[s] = CDNN_UID_NONE;
     for (int s = 0; s < CDNN_NODE_MAX_OUTPUTS; s++)
         out[s] = CDNN_UID_NONE;
+    const op_desc_t *desc = op_desc((cdnn_op_t)op);
     cdnn_node_attr_t attr;
-    st = decode_ports(d, t, GF_NODE_INPUTS, "input",
-                      graph_format_input_slots((cdnn_op_t)op), where, in);
+    st = decode_ports(d, t, GF_NODE_INPUTS, "input", desc->inputs.count, where, in);
     if (st == CDNN_STATUS_SUCCESS)
-        st = decode_ports(d, t, GF_NODE_OUTPUTS, "output",
-                          graph_format_output_slots((cdnn_op_t)op), where, out);
+        st = decode_ports(d, t, GF_NODE_OUTPUTS, "output", desc->outputs.count,
+                          where, out);
     if (st == CDNN_STATUS_SUCCESS)
         st = decode_attr(d, t, (cdnn_op_t)op, where, &attr);
     if (st == CDNN_STATUS_SUCCESS)
-        st = rewrap(d, where, add_op(d->g, (cdnn_op_t)op, name, &attr, in, out));
+        st = rewrap(d, where, graph_add_node(d->g, (cdnn_op_t)op, name, in, out, &attr));
     return st;
 }
 

@@ -58,9 +58,8 @@ enum { GF_PW_MODE, GF_PW_RELU_LOWER, GF_PW_RELU_UPPER, GF_PW_RELU_SLOPE,
        GF_PW_ELU_ALPHA, GF_PW_SOFTPLUS_BETA, GF_PW_SWISH_BETA, GF_PW_FIELDS };
 enum { GF_SDPA_SCALE, GF_SDPA_CAUSAL, GF_SDPA_FIELDS };
 
-/* NodeAttr union members (0: none). */
-enum { GF_ATTR_NONE, GF_ATTR_CONV, GF_ATTR_POINTWISE, GF_ATTR_REDUCTION,
-       GF_ATTR_NORM, GF_ATTR_SDPA, GF_ATTR_COUNT };
+/* NodeAttr union members (0: none) are the op table's attribute kinds,
+ * op_attr_kind_t (graph/ops.h), which are numbered as the union is. */
 
 /* Port is a struct { slot: ubyte; uid: long; }: 16 bytes, aligned 8. */
 #define GF_PORT_SIZE 16
@@ -104,12 +103,5 @@ cdnn_status_t graph_format_decode(const uint8_t *bytes, size_t size,
  */
 cdnn_status_t graph_format_decode_from(const uint8_t *bytes, size_t size,
                                        const char *source, cdnn_graph_t **out);
-
-/** Slots an op has for inputs and for outputs (0 for an invalid op). */
-int graph_format_input_slots(cdnn_op_t op);
-int graph_format_output_slots(cdnn_op_t op);
-
-/** The NodeAttr member an op takes (GF_ATTR_NONE for matmul). */
-int graph_format_attr_of(cdnn_op_t op);
 
 #endif

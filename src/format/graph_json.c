@@ -26,6 +26,7 @@
 #include "format/blob.h"
 #include "format/flatbuf.h"
 #include "format/graph_format.h"
+#include "graph/ops.h"
 
 #define SOURCE "graph JSON"
 
@@ -39,7 +40,7 @@ typedef enum jkind {
 typedef struct jenum {
     const char *name;
     int count;
-    const char *const *names; /* by value */
+    const char *(*name_of)(int value); /* 0 <= value < count */
 } jenum_t;
 
 typedef struct jtable jtable_t;
@@ -59,35 +60,46 @@ struct jtable {
     const jfield_t *fields; /* by field id */
 };
 
-static const char *const data_type_names[] = {
-    "Unset", "F32", "F16", "BF16", "F64", "I32", "I64", "I8", "U8", "Bool"};
-static const jenum_t data_type_enum = {"DataType", 10, data_type_names};
+static const char *data_type_name_of(int value)
+{
+    static const char *const names[] = {
+        "Unset", "F32", "F16", "BF16", "F64", "I32", "I64", "I8", "U8", "Bool"};
+    return names[value];
+}
+static const jenum_t data_type_enum = {"DataType", 10, data_type_name_of};
 
-static const char *const op_names[] = {
-    "ConvFwd", "ConvBwdData", "ConvBwdFilter", "Matmul", "Pointwise",
-    "Reduction", "BatchnormInference", "Layernorm", "Rmsnorm", "SdpaFwd"};
-static const jenum_t op_enum = {"Op", 10, op_names};
+/* Ops and attribute kinds are named by the op table. */
+static const char *op_name_of(int value)
+{
+    return op_desc((cdnn_op_t)value)->schema_name;
+}
+static const jenum_t op_enum = {"Op", CDNN_OP_COUNT, op_name_of};
 
-static const char *const pw_names[] = {
-    "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow",
-    "Identity", "Neg", "Abs", "Exp", "Log", "Sqrt", "Rsqrt", "Reciprocal",
-    "Sin", "Cos", "Erf", "Floor", "Ceil",
-    "CmpEq", "CmpNe", "CmpGt", "CmpGe", "CmpLt", "CmpLe", "LogicalAnd",
-    "LogicalOr", "LogicalNot", "Select", "Fma",
-    "ReluFwd", "GeluFwd", "GeluTanhFwd", "SigmoidFwd", "SwishFwd", "TanhFwd",
-    "EluFwd", "SoftplusFwd",
-    "ReluBwd", "GeluBwd", "GeluTanhBwd", "SigmoidBwd", "SwishBwd", "TanhBwd",
-    "EluBwd", "SoftplusBwd"};
-static const jenum_t pw_enum = {"PointwiseMode", 47, pw_names};
+static const char *pw_name_of(int value)
+{
+    static const char *const names[] = {
+        "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow",
+        "Identity", "Neg", "Abs", "Exp", "Log", "Sqrt", "Rsqrt", "Reciprocal",
+        "Sin", "Cos", "Erf", "Floor", "Ceil",
+        "CmpEq", "CmpNe", "CmpGt", "CmpGe", "CmpLt", "CmpLe", "LogicalAnd",
+        "LogicalOr", "LogicalNot", "Select", "Fma",
+        "ReluFwd", "GeluFwd", "GeluTanhFwd", "SigmoidFwd", "SwishFwd", "TanhFwd",
+        "EluFwd", "SoftplusFwd",
+        "ReluBwd", "GeluBwd", "GeluTanhBwd", "SigmoidBwd", "SwishBwd", "TanhBwd",
+        "EluBwd", "SoftplusBwd"};
+    return names[value];
+}
+static const jenum_t pw_enum = {"PointwiseMode", 47, pw_name_of};
 
-static const char *const reduce_names[] = {"Add", "Mul", "Min", "Max",
-                                           "Amax", "Avg", "Norm1", "Norm2"};
-static const jenum_t reduce_enum = {"ReductionMode", 8, reduce_names};
+static const char *reduce_name_of(int value)
+{
+    static const char *const names[] = {"Add", "Mul", "Min", "Max",
+                                        "Amax", "Avg", "Norm1", "Norm2"};
+    return names[value];
+}
+static const jenum_t reduce_enum = {"ReductionMode", 8, reduce_name_of};
 
-static const char *const attr_names[] = {"NONE", "ConvAttr", "PointwiseAttr",
-                                         "ReductionAttr", "NormAttr",
-                                         "SdpaAttr"};
-static const jenum_t attr_enum = {"NodeAttr", GF_ATTR_COUNT, attr_names};
+static const jenum_t attr_enum = {"NodeAttr", OP_ATTR_KIND_COUNT, op_attr_schema_name};
 
 #define F(name, kind) {name, kind, NULL, NULL, NULL, 0}
 #define FD(name, kind, dflt) {name, kind, NULL, NULL, NULL, dflt}
@@ -119,7 +131,8 @@ static const jfield_t sdpa_fields[GF_SDPA_FIELDS] = {F("scale", J_F64),
                                                      F("causal", J_BOOL)};
 static const jtable_t sdpa_table = {"SdpaAttr", GF_SDPA_FIELDS, sdpa_fields};
 
-static const jtable_t *const attr_tables[GF_ATTR_COUNT - 1] = {
+/* By NodeAttr type - 1 (type 0 is none). */
+static const jtable_t *const attr_tables[OP_ATTR_KIND_COUNT - 1] = {
     &conv_table, &pw_table, &reduce_table, &norm_table, &sdpa_table};
 
 static const jfield_t tensor_fields[GF_TENSOR_FIELDS] = {
@@ -291,7 +304,7 @@ static void emit_table(sbuf_t *s, const fb_table_t *t, const jtable_t *jt,
 static void emit_enum(sbuf_t *s, const jenum_t *e, int v)
 {
     if (v >= 0 && v < e->count)
-        sb_printf(s, "\"%s\"", e->names[v]);
+        sb_printf(s, "\"%s\"", e->name_of(v));
     else
         sb_printf(s, "%d", v);
 }
@@ -358,7 +371,7 @@ static void emit_field(sbuf_t *s, const fb_table_t *t, const jfield_t *f,
     case J_UNION: {
         int type = fb_get_u8(t, id - 1, 0);
         fb_table_t u = fb_get_table(t, id);
-        if (type >= 1 && type < GF_ATTR_COUNT)
+        if (type >= 1 && type < OP_ATTR_KIND_COUNT)
             emit_table(s, &u, f->members[type - 1], level);
         else
             sb_puts(s, "{}");
@@ -640,13 +653,13 @@ static int j_enum(jctx_t *c, const json_t *v, const jenum_t *e, int lo, int hi)
         return (int)j_int(c, v, lo, hi);
     const char *s = json_string_value(v);
     for (int i = 0; i < e->count; i++)
-        if (strcmp(s, e->names[i]) == 0)
+        if (strcmp(s, e->name_of(i)) == 0)
             return i;
     char known[1024] = "";
     size_t k = 0;
     for (int i = 0; i < e->count && k < sizeof known; i++)
         k += (size_t)snprintf(known + k, sizeof known - k, "%s%s",
-                              i ? ", " : "", e->names[i]);
+                              i ? ", " : "", e->name_of(i));
     jfail(c, "\"%.40s\" is not a value of enum %s (one of: %s)", s, e->name,
           known);
     return 0;

@@ -16,9 +16,9 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "graph/graph.h"
+#include "graph/ops.h"
 
 #define CONTENT_KEY_TAG "cdnn content key v1"
-
 
 static void put_u64(sha256_t *w, uint64_t v)
 {
@@ -59,13 +59,16 @@ static void put_tensor(sha256_t *w, const cdnn_tensor_view_t *t)
     put_f64(w, t->is_scalar ? t->scalar_value : 0);
 }
 
+/* The fields of the op's attribute kind; a view a provider reports may
+ * hold any op value, and one outside the table has none.  No default case,
+ * so that a new attribute kind cannot compile without saying what it
+ * hashes. */
 static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
 {
     const cdnn_node_attr_t *a = &n->attr;
-    switch (n->op) {
-    case CDNN_OP_CONV_FWD:
-    case CDNN_OP_CONV_BWD_DATA:
-    case CDNN_OP_CONV_BWD_FILTER:
+    const op_desc_t *op = op_desc(n->op);
+    switch (op ? op->attr : OP_ATTR_NONE) {
+    case OP_ATTR_CONV:
         put_i64(w, a->conv.spatial_dims);
         for (int i = 0; i < a->conv.spatial_dims; i++) {
             put_i64(w, a->conv.pre_padding[i]);
@@ -75,7 +78,7 @@ static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
         }
         put_i64(w, a->conv.groups);
         break;
-    case CDNN_OP_POINTWISE:
+    case OP_ATTR_POINTWISE:
         put_i64(w, a->pointwise.mode);
         put_f64(w, a->pointwise.relu_lower_clip);
         put_f64(w, a->pointwise.relu_upper_clip);
@@ -84,19 +87,18 @@ static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
         put_f64(w, a->pointwise.softplus_beta);
         put_f64(w, a->pointwise.swish_beta);
         break;
-    case CDNN_OP_REDUCTION:
+    case OP_ATTR_REDUCTION:
         put_i64(w, a->reduction);
         break;
-    case CDNN_OP_BATCHNORM_INFERENCE:
-    case CDNN_OP_LAYERNORM:
-    case CDNN_OP_RMSNORM:
+    case OP_ATTR_NORM:
         put_f64(w, a->epsilon);
         break;
-    case CDNN_OP_SDPA_FWD:
+    case OP_ATTR_SDPA:
         put_f64(w, a->sdpa.scale);
         put_i64(w, a->sdpa.causal != 0);
         break;
-    default:
+    case OP_ATTR_NONE:
+    case OP_ATTR_KIND_COUNT:
         break;
     }
 }

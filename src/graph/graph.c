@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "graph/ops.h"
 
 /* A plan-only graph holds a loaded plan and nothing to edit: an edit would
  * drop the plan and leave an empty graph. */
@@ -424,17 +425,15 @@ static cdnn_status_t check_conv_attr(const cdnn_graph_t *g, cdnn_op_t op, const 
 static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char *name,
                                 const cdnn_node_attr_t *a)
 {
-    switch (op) {
-    case CDNN_OP_CONV_FWD:
-    case CDNN_OP_CONV_BWD_DATA:
-    case CDNN_OP_CONV_BWD_FILTER: return check_conv_attr(g, op, name, &a->conv);
-    case CDNN_OP_POINTWISE:
+    switch (op_desc(op)->attr) {
+    case OP_ATTR_CONV: return check_conv_attr(g, op, name, &a->conv);
+    case OP_ATTR_POINTWISE:
         if ((unsigned)a->pointwise.mode >= CDNN_PW_MODE_COUNT)
             return attr_fail(g, op, name, "mode %d is not a pointwise mode (0 to %d) "
                              "(bad attribute)", (int)a->pointwise.mode,
                              CDNN_PW_MODE_COUNT - 1);
         return CDNN_STATUS_SUCCESS;
-    case CDNN_OP_REDUCTION:
+    case OP_ATTR_REDUCTION:
         if ((unsigned)a->reduction >= CDNN_REDUCE_MODE_COUNT)
             return attr_fail(g, op, name, "mode %d is not a reduction mode (0 to %d) "
                              "(bad attribute)", (int)a->reduction,

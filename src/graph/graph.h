@@ -94,8 +94,4 @@ void graph_set_plan(cdnn_graph_t *g, struct plan *plan, void (*destroy)(struct p
 /** Drop derived state after an edit (validation, plan). */
 void graph_invalidate(cdnn_graph_t *g);
 
-/** Port names of an op, for messages ("x", "w", "dy", ...). */
-const char *graph_input_name(cdnn_op_t op, int port);
-const char *graph_output_name(cdnn_op_t op, int port);
-
 #endif

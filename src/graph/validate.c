@@ -10,6 +10,9 @@
  * output shapes inferred.  The builder refused out-of-range modes and
  * convolution attributes when each node was added.  Every message names the
  * node or tensor at fault.
+ *
+ * What differs from op to op (ports, type rules, which shape rule) is the
+ * op table's (ops.c); the shape rules themselves are here, one per row.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -19,6 +22,7 @@
 
 #include "core/error.h"
 #include "graph/graph.h"
+#include "graph/ops.h"
 
 /* Scratch state of one validation. */
 typedef struct validation {
@@ -32,43 +36,6 @@ typedef struct validation {
 } validation_t;
 
 /* ---- ports ------------------------------------------------------------ */
-
-typedef struct port_spec {
-    int in_required, in_max, out_required, out_max;
-    const char *in_names[CDNN_NODE_MAX_INPUTS];
-    const char *out_names[CDNN_NODE_MAX_OUTPUTS];
-} port_spec_t;
-
-static const port_spec_t port_specs[CDNN_OP_COUNT] = {
-    [CDNN_OP_CONV_FWD] = {2, 2, 1, 1, {"x", "w"}, {"y"}},
-    [CDNN_OP_CONV_BWD_DATA] = {2, 2, 1, 1, {"dy", "w"}, {"dx"}},
-    [CDNN_OP_CONV_BWD_FILTER] = {2, 2, 1, 1, {"x", "dy"}, {"dw"}},
-    [CDNN_OP_MATMUL] = {2, 2, 1, 1, {"a", "b"}, {"c"}},
-    [CDNN_OP_POINTWISE] = {1, 3, 1, 1, {"a", "b", "c"}, {"y"}},
-    [CDNN_OP_REDUCTION] = {1, 1, 1, 1, {"x"}, {"y"}},
-    [CDNN_OP_BATCHNORM_INFERENCE] = {5, 5, 1, 1,
-        {"x", "scale", "bias", "mean", "variance"}, {"y"}},
-    [CDNN_OP_LAYERNORM] = {3, 3, 1, 3, {"x", "scale", "bias"},
-        {"y", "mean", "inv_variance"}},
-    [CDNN_OP_RMSNORM] = {2, 3, 1, 2, {"x", "scale", "bias"}, {"y", "inv_rms"}},
-    [CDNN_OP_SDPA_FWD] = {3, 3, 1, 1, {"q", "k", "v"}, {"o"}},
-};
-
-const char *graph_input_name(cdnn_op_t op, int port)
-{
-    if ((unsigned)op >= CDNN_OP_COUNT || port < 0 || port >= CDNN_NODE_MAX_INPUTS)
-        return "?";
-    const char *n = port_specs[op].in_names[port];
-    return n ? n : "?";
-}
-
-const char *graph_output_name(cdnn_op_t op, int port)
-{
-    if ((unsigned)op >= CDNN_OP_COUNT || port < 0 || port >= CDNN_NODE_MAX_OUTPUTS)
-        return "?";
-    const char *n = port_specs[op].out_names[port];
-    return n ? n : "?";
-}
 
 static cdnn_status_t node_fail(const graph_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -105,24 +72,25 @@ static cdnn_status_t resolve_port(validation_t *v, const graph_node_t *n,
 static cdnn_status_t resolve_node_ports(validation_t *v, int32_t ni)
 {
     const graph_node_t *n = &v->g->nodes[ni];
-    if ((unsigned)n->op >= CDNN_OP_COUNT)
+    const op_desc_t *op = op_desc(n->op);
+    if (!op)
         return node_fail(n, "unknown op %d", (int)n->op);
-    port_spec_t spec = port_specs[n->op];
-    /* The builder refused unknown modes, so the arity is 1, 2 or 3. */
-    if (n->op == CDNN_OP_POINTWISE)
-        spec.in_required = spec.in_max = cdnn_pointwise_arity(n->attr.pointwise.mode);
+    int32_t in_required = op->inputs.required, in_count = op->inputs.count;
+    /* The builder refused unknown modes, so an arity is within the slots. */
+    if (op->input_arity)
+        in_required = in_count = op->input_arity(&n->attr);
     for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++) {
-        if (p >= spec.in_max && n->inputs[p] != CDNN_UID_NONE)
+        if (p >= in_count && n->inputs[p] != CDNN_UID_NONE)
             return node_fail(n, "input %d (uid %lld) is one more than the op takes",
                              p, (long long)n->inputs[p]);
-        cdnn_status_t st = resolve_port(v, n, n->inputs[p], p < spec.in_required,
-                                        graph_input_name(n->op, p), &v->in[ni][p]);
+        cdnn_status_t st = resolve_port(v, n, n->inputs[p], p < in_required,
+                                        op_input_name(n->op, p), &v->in[ni][p]);
         if (st != CDNN_STATUS_SUCCESS)
             return st;
     }
     for (int p = 0; p < CDNN_NODE_MAX_OUTPUTS; p++) {
-        cdnn_status_t st = resolve_port(v, n, n->outputs[p], p < spec.out_required,
-                                        graph_output_name(n->op, p), &v->out[ni][p]);
+        cdnn_status_t st = resolve_port(v, n, n->outputs[p], p < op->outputs.required,
+                                        op_output_name(n->op, p), &v->out[ni][p]);
         if (st != CDNN_STATUS_SUCCESS)
             return st;
     }
@@ -412,8 +380,8 @@ static cdnn_status_t port_fail(const node_check_t *c, int is_input, int port,
     format_dims(dims, sizeof dims, t->rank, t->dims);
     return node_fail(c->n, "%s '%s' (tensor '%s', uid %lld, %s %s) %s",
                      is_input ? "input" : "output",
-                     is_input ? graph_input_name(c->n->op, port)
-                              : graph_output_name(c->n->op, port),
+                     is_input ? op_input_name(c->n->op, port)
+                              : op_output_name(c->n->op, port),
                      t->name, (long long)t->uid, cdnn_data_type_name(t->type),
                      dims, what);
 }
@@ -489,7 +457,7 @@ static cdnn_status_t expect_same_input_types(const node_check_t *c, int count)
             snprintf(msg, sizeof msg,
                      "has a type other than input '%s' (%s); the inputs must "
                      "have one type (type mismatch)",
-                     graph_input_name(c->n->op, 0),
+                     op_input_name(c->n->op, 0),
                      cdnn_data_type_name(in_view(c, 0)->type));
             return port_fail(c, 1, p, msg);
         }
@@ -506,13 +474,6 @@ static int64_t conv_out_size(const cdnn_conv_attr_t *a, int i, int64_t in, int64
     return span < 0 ? 0 : span / a->stride[i] + 1;
 }
 
-/* Shared by the three convolutions: x [N, C, s...], w [K, C/g, f...],
- * y [N, K, o...].  Missing ones (NULL) are derived from the others. */
-typedef struct conv_shapes {
-    const int64_t *x, *w, *y;
-    int64_t made[CDNN_MAX_RANK];
-} conv_shapes_t;
-
 static cdnn_status_t check_groups(const node_check_t *c, int64_t channels,
                                   int64_t filters, int64_t filter_channels)
 {
@@ -528,7 +489,7 @@ static cdnn_status_t check_groups(const node_check_t *c, int64_t channels,
     return CDNN_STATUS_SUCCESS;
 }
 
-static cdnn_status_t check_conv_fwd(const node_check_t *c)
+cdnn_status_t shape_rule_conv_fwd(const node_check_t *c)
 {
     const cdnn_conv_attr_t *a = &c->n->attr.conv;
     int32_t rank = a->spatial_dims + 2;
@@ -550,7 +511,7 @@ static cdnn_status_t check_conv_fwd(const node_check_t *c)
     return expect_output(c, 0, rank, y);
 }
 
-static cdnn_status_t check_conv_bwd_data(const node_check_t *c)
+cdnn_status_t shape_rule_conv_bwd_data(const node_check_t *c)
 {
     const cdnn_conv_attr_t *a = &c->n->attr.conv;
     int32_t rank = a->spatial_dims + 2;
@@ -579,7 +540,7 @@ static cdnn_status_t check_conv_bwd_data(const node_check_t *c)
     return expect_output(c, 0, rank, dx);
 }
 
-static cdnn_status_t check_conv_bwd_filter(const node_check_t *c)
+cdnn_status_t shape_rule_conv_bwd_filter(const node_check_t *c)
 {
     const cdnn_conv_attr_t *a = &c->n->attr.conv;
     int32_t rank = a->spatial_dims + 2;
@@ -614,7 +575,7 @@ static cdnn_status_t check_conv_bwd_filter(const node_check_t *c)
 
 /* ---- matmul, pointwise, reduction -------------------------------------- */
 
-static cdnn_status_t check_matmul(const node_check_t *c)
+cdnn_status_t shape_rule_matmul(const node_check_t *c)
 {
     const cdnn_tensor_view_t *a = in_view(c, 0), *b = in_view(c, 1);
     if (a->rank < 2)
@@ -651,7 +612,7 @@ static cdnn_status_t check_pointwise_attr(const node_check_t *c)
     return CDNN_STATUS_SUCCESS;
 }
 
-static cdnn_status_t check_pointwise(const node_check_t *c)
+cdnn_status_t shape_rule_pointwise(const node_check_t *c)
 {
     cdnn_status_t st = check_pointwise_attr(c);
     if (st)
@@ -677,7 +638,7 @@ static cdnn_status_t check_pointwise(const node_check_t *c)
     return expect_output(c, 0, rank, out);
 }
 
-static cdnn_status_t check_reduction(const node_check_t *c)
+cdnn_status_t shape_rule_reduction(const node_check_t *c)
 {
     const cdnn_tensor_view_t *x = in_view(c, 0), *y = out_view(c, 0);
     int64_t out[CDNN_MAX_RANK];
@@ -718,7 +679,7 @@ static cdnn_status_t expect_dims(const node_check_t *c, int port, int32_t rank,
     return port_fail(c, 1, port, msg);
 }
 
-static cdnn_status_t check_batchnorm(const node_check_t *c)
+cdnn_status_t shape_rule_batchnorm(const node_check_t *c)
 {
     cdnn_status_t st = check_epsilon(c);
     if (st)
@@ -736,7 +697,7 @@ static cdnn_status_t check_batchnorm(const node_check_t *c)
 }
 
 /* Layer-norm and RMS-norm: scale picks the normalised dims. */
-static cdnn_status_t check_norm(const node_check_t *c)
+cdnn_status_t shape_rule_norm(const node_check_t *c)
 {
     cdnn_status_t st = check_epsilon(c);
     if (st)
@@ -761,7 +722,7 @@ static cdnn_status_t check_norm(const node_check_t *c)
     return CDNN_STATUS_SUCCESS;
 }
 
-static cdnn_status_t check_sdpa(const node_check_t *c)
+cdnn_status_t shape_rule_sdpa(const node_check_t *c)
 {
     const cdnn_sdpa_attr_t *a = &c->n->attr.sdpa;
     if (!isfinite(a->scale) || a->scale < 0)
@@ -781,36 +742,17 @@ static cdnn_status_t check_sdpa(const node_check_t *c)
     return expect_output(c, 0, 4, o);
 }
 
-typedef cdnn_status_t (*op_check_fn)(const node_check_t *c);
-
-static const struct {
-    op_check_fn check;
-    int float_only;
-    int same_input_types; /* how many leading inputs share one type */
-} op_rules[CDNN_OP_COUNT] = {
-    [CDNN_OP_CONV_FWD] = {check_conv_fwd, 1, 2},
-    [CDNN_OP_CONV_BWD_DATA] = {check_conv_bwd_data, 1, 2},
-    [CDNN_OP_CONV_BWD_FILTER] = {check_conv_bwd_filter, 1, 2},
-    [CDNN_OP_MATMUL] = {check_matmul, 1, 2},
-    [CDNN_OP_POINTWISE] = {check_pointwise, 0, 0},
-    [CDNN_OP_REDUCTION] = {check_reduction, 1, 0},
-    [CDNN_OP_BATCHNORM_INFERENCE] = {check_batchnorm, 1, 0},
-    [CDNN_OP_LAYERNORM] = {check_norm, 1, 0},
-    [CDNN_OP_RMSNORM] = {check_norm, 1, 0},
-    [CDNN_OP_SDPA_FWD] = {check_sdpa, 1, 3},
-};
-
 static cdnn_status_t check_node(validation_t *v, int32_t ni)
 {
     node_check_t c = {v, &v->g->nodes[ni], v->in[ni], v->out[ni]};
-    cdnn_op_t op = c.n->op;
+    const op_desc_t *op = op_desc(c.n->op);
     cdnn_status_t st = CDNN_STATUS_SUCCESS;
-    if (op_rules[op].float_only)
+    if (op->float_only)
         st = expect_float(&c);
-    if (!st && op_rules[op].same_input_types)
-        st = expect_same_input_types(&c, op_rules[op].same_input_types);
+    if (!st && op->same_typed_inputs)
+        st = expect_same_input_types(&c, op->same_typed_inputs);
     if (!st)
-        st = op_rules[op].check(&c);
+        st = op->shape_rule(&c);
     return st;
 }
 

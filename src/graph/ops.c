@@ -1,0 +1,108 @@
+/*
+ * ops.c -- the op table (see ops.h), and the public call that reads it.
+ */
+#include "graph/ops.h"
+
+_Static_assert(CDNN_NODE_MAX_INPUTS >= CDNN_NODE_MAX_OUTPUTS,
+               "op_ports_t names outputs in an array of CDNN_NODE_MAX_INPUTS");
+
+static int32_t pointwise_arity(const cdnn_node_attr_t *attr)
+{
+    return cdnn_pointwise_arity(attr->pointwise.mode);
+}
+
+/* Indexed by cdnn_op_t.  Ports are {required, count, {names}}.  Conv,
+ * matmul and attention read their operands as one type; pointwise ops also
+ * compute on integers and booleans. */
+static const op_desc_t op_table[CDNN_OP_COUNT] = {
+    [CDNN_OP_CONV_FWD] = {
+        .name = "conv_fwd", .schema_name = "ConvFwd",
+        .inputs = {2, 2, {"x", "w"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_CONV, .float_only = 1, .same_typed_inputs = 2,
+        .shape_rule = shape_rule_conv_fwd},
+    [CDNN_OP_CONV_BWD_DATA] = {
+        .name = "conv_bwd_data", .schema_name = "ConvBwdData",
+        .inputs = {2, 2, {"dy", "w"}}, .outputs = {1, 1, {"dx"}},
+        .attr = OP_ATTR_CONV, .float_only = 1, .same_typed_inputs = 2,
+        .shape_rule = shape_rule_conv_bwd_data},
+    [CDNN_OP_CONV_BWD_FILTER] = {
+        .name = "conv_bwd_filter", .schema_name = "ConvBwdFilter",
+        .inputs = {2, 2, {"x", "dy"}}, .outputs = {1, 1, {"dw"}},
+        .attr = OP_ATTR_CONV, .float_only = 1, .same_typed_inputs = 2,
+        .shape_rule = shape_rule_conv_bwd_filter},
+    [CDNN_OP_MATMUL] = {
+        .name = "matmul", .schema_name = "Matmul",
+        .inputs = {2, 2, {"a", "b"}}, .outputs = {1, 1, {"c"}},
+        .attr = OP_ATTR_NONE, .float_only = 1, .same_typed_inputs = 2,
+        .shape_rule = shape_rule_matmul},
+    [CDNN_OP_POINTWISE] = {
+        .name = "pointwise", .schema_name = "Pointwise",
+        .inputs = {1, 3, {"a", "b", "c"}}, .outputs = {1, 1, {"y"}},
+        .input_arity = pointwise_arity,
+        .attr = OP_ATTR_POINTWISE, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_pointwise},
+    [CDNN_OP_REDUCTION] = {
+        .name = "reduction", .schema_name = "Reduction",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_REDUCTION, .float_only = 1, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_reduction},
+    [CDNN_OP_BATCHNORM_INFERENCE] = {
+        .name = "batchnorm_inference", .schema_name = "BatchnormInference",
+        .inputs = {5, 5, {"x", "scale", "bias", "mean", "variance"}},
+        .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_NORM, .float_only = 1, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_batchnorm},
+    [CDNN_OP_LAYERNORM] = {
+        .name = "layernorm", .schema_name = "Layernorm",
+        .inputs = {3, 3, {"x", "scale", "bias"}},
+        .outputs = {1, 3, {"y", "mean", "inv_variance"}},
+        .attr = OP_ATTR_NORM, .float_only = 1, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_norm},
+    [CDNN_OP_RMSNORM] = {
+        .name = "rmsnorm", .schema_name = "Rmsnorm",
+        .inputs = {2, 3, {"x", "scale", "bias"}}, .outputs = {1, 2, {"y", "inv_rms"}},
+        .attr = OP_ATTR_NORM, .float_only = 1, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_norm},
+    [CDNN_OP_SDPA_FWD] = {
+        .name = "sdpa_fwd", .schema_name = "SdpaFwd",
+        .inputs = {3, 3, {"q", "k", "v"}}, .outputs = {1, 1, {"o"}},
+        .attr = OP_ATTR_SDPA, .float_only = 1, .same_typed_inputs = 3,
+        .shape_rule = shape_rule_sdpa},
+};
+
+const op_desc_t *op_desc(cdnn_op_t op)
+{
+    return (unsigned)op < CDNN_OP_COUNT ? &op_table[op] : NULL;
+}
+
+static const char *port_name(const op_ports_t *ports, int port)
+{
+    return port >= 0 && port < ports->count ? ports->names[port] : "?";
+}
+
+const char *op_input_name(cdnn_op_t op, int port)
+{
+    const op_desc_t *d = op_desc(op);
+    return d ? port_name(&d->inputs, port) : "?";
+}
+
+const char *op_output_name(cdnn_op_t op, int port)
+{
+    const op_desc_t *d = op_desc(op);
+    return d ? port_name(&d->outputs, port) : "?";
+}
+
+const char *op_attr_schema_name(int kind)
+{
+    static const char *const names[OP_ATTR_KIND_COUNT] = {
+        [OP_ATTR_NONE] = "NONE",           [OP_ATTR_CONV] = "ConvAttr",
+        [OP_ATTR_POINTWISE] = "PointwiseAttr", [OP_ATTR_REDUCTION] = "ReductionAttr",
+        [OP_ATTR_NORM] = "NormAttr",       [OP_ATTR_SDPA] = "SdpaAttr"};
+    return kind >= 0 && kind < OP_ATTR_KIND_COUNT ? names[kind] : "unknown";
+}
+
+const char *cdnn_op_name(cdnn_op_t op)
+{
+    const op_desc_t *d = op_desc(op);
+    return d ? d->name : "invalid";
+}

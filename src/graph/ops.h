@@ -1,0 +1,81 @@
+/*
+ * ops.h -- the op table: what cdnn knows of each op, in one row per op.
+ *
+ * Everything that differs from op to op is read from here: validation (the
+ * ports, the type rules and the shape rule), the graph format (port slots
+ * and the attribute union member), graph JSON (the schema's op names), the
+ * content key (which attribute fields it hashes, by attribute kind) and
+ * cdnn_op_name.  Adding an op is its value in cdnn_op_t and graph.fbs's Op
+ * enum, a row in ops.c, its shape rule (validate.c) and its reference
+ * implementation (providers/cpu).
+ */
+#ifndef CDNN_GRAPH_OPS_H
+#define CDNN_GRAPH_OPS_H
+
+#include <cdnn/provider.h>
+
+/* The attributes an op takes: the member of cdnn_node_attr_t it reads, and
+ * the fields the graph format stores and the content key hashes.  The
+ * values are graph.fbs's NodeAttr union types (0: none), so that the
+ * format writes them as they are. */
+typedef enum op_attr_kind {
+    OP_ATTR_NONE = 0,
+    OP_ATTR_CONV,      /* cdnn_conv_attr_t conv */
+    OP_ATTR_POINTWISE, /* cdnn_pointwise_attr_t pointwise */
+    OP_ATTR_REDUCTION, /* cdnn_reduction_mode_t reduction */
+    OP_ATTR_NORM,      /* double epsilon */
+    OP_ATTR_SDPA,      /* cdnn_sdpa_attr_t sdpa */
+    OP_ATTR_KIND_COUNT
+} op_attr_kind_t;
+
+/* Ports on one side of an op.  Slot i is named names[i]; slots from
+ * `required` to `count` are optional, so optional ports always come last
+ * (the graph format and cdnn_op_port_info say so with one number). */
+typedef struct op_ports {
+    int32_t required;
+    int32_t count;
+    const char *names[CDNN_NODE_MAX_INPUTS];
+} op_ports_t;
+
+struct node_check; /* validate.c: one node under validation */
+
+/* Checks a node's shapes and the attribute values that depend on them, and
+ * infers its omitted output shapes (validate.c). */
+typedef cdnn_status_t (*op_shape_rule_fn)(const struct node_check *c);
+
+typedef struct op_desc {
+    const char *name;        /* cdnn_op_name: "conv_fwd" */
+    const char *schema_name; /* graph.fbs's Op enum, the JSON form: "ConvFwd" */
+    op_ports_t inputs, outputs;
+    /* When the attributes decide how many inputs a node takes (the
+     * pointwise mode's arity), exactly that many; NULL: inputs as above. */
+    int32_t (*input_arity)(const cdnn_node_attr_t *attr);
+    op_attr_kind_t attr;
+    int float_only;        /* every port holds a floating-point type */
+    int same_typed_inputs; /* this many leading inputs share one type */
+    op_shape_rule_fn shape_rule;
+} op_desc_t;
+
+/** The row of op, or NULL for a value that is not a cdnn_op_t. */
+const op_desc_t *op_desc(cdnn_op_t op);
+
+/** Port names for messages ("x", "w", "dy", ...); "?" past the op's ports. */
+const char *op_input_name(cdnn_op_t op, int port);
+const char *op_output_name(cdnn_op_t op, int port);
+
+/** graph.fbs's name of an attribute kind ("ConvAttr"; "NONE" for none), or
+ * "unknown" for a value that is not one. */
+const char *op_attr_schema_name(int kind);
+
+/* The shape rules the rows name (validate.c). */
+cdnn_status_t shape_rule_conv_fwd(const struct node_check *c);
+cdnn_status_t shape_rule_conv_bwd_data(const struct node_check *c);
+cdnn_status_t shape_rule_conv_bwd_filter(const struct node_check *c);
+cdnn_status_t shape_rule_matmul(const struct node_check *c);
+cdnn_status_t shape_rule_pointwise(const struct node_check *c);
+cdnn_status_t shape_rule_reduction(const struct node_check *c);
+cdnn_status_t shape_rule_batchnorm(const struct node_check *c);
+cdnn_status_t shape_rule_norm(const struct node_check *c);
+cdnn_status_t shape_rule_sdpa(const struct node_check *c);
+
+#endif
