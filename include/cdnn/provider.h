@@ -78,18 +78,31 @@ CDNN_API const char *cdnn_op_name(cdnn_op_t op);
 #define CDNN_NODE_MAX_OUTPUTS 3
 
 /*
- * Ports, by op (inputs; outputs).  An absent optional port is -1.
- *   CONV_FWD            (x, w; y)
- *   CONV_BWD_DATA       (dy, w; dx)
- *   CONV_BWD_FILTER     (x, dy; dw)
- *   MATMUL              (a, b; c)
- *   POINTWISE           (a, b?, c?; y)          arity by mode
- *   REDUCTION           (x; y)
- *   BATCHNORM_INFERENCE (x, scale, bias, mean, variance; y)
- *   LAYERNORM           (x, scale, bias; y, mean?, inv_variance?)
- *   RMSNORM             (x, scale, bias?; y, inv_rms?)
- *   SDPA_FWD            (q, k, v; o)
+ * Ports.  A node's inputs and outputs are numbered by port, in the order of
+ * the op's builder call (cdnn_graph_conv_fwd takes x, w, y: inputs 0 and 1,
+ * output 0); the graph format's Port slots are the same numbers.  An
+ * absent optional port is -1 in a node view.  cdnn_op_port_info says, for
+ * any op, how many ports it has, their names and which are optional;
+ * docs/FORMATS.md section 2 lists them.
  */
+typedef struct cdnn_op_port_info {
+    int32_t input_count;     /* input ports: 0 .. input_count - 1 */
+    int32_t required_inputs; /* ports below this are required, the rest optional */
+    const char *input_names[CDNN_NODE_MAX_INPUTS]; /* "x", ...; NULL past the count */
+    int32_t output_count;
+    int32_t required_outputs;
+    const char *output_names[CDNN_NODE_MAX_OUTPUTS];
+    /* Nonzero when the node's mode decides its inputs: a POINTWISE node
+     * takes exactly cdnn_pointwise_arity(mode) of (a, b, c), and the
+     * counts above are its fewest and most. */
+    int32_t inputs_by_mode;
+} cdnn_op_port_info_t;
+
+/** Fill *info with op's ports (the names are static strings).  BAD_PARAM
+ * for a value that is not a cdnn_op_t, so that asking for 0, 1, ... until
+ * a failure lists every op this cdnn knows. */
+CDNN_API cdnn_status_t cdnn_op_port_info(cdnn_op_t op, cdnn_op_port_info_t *info);
+
 /** An op's attributes; the member is chosen by the op. */
 typedef union cdnn_node_attr {
     cdnn_conv_attr_t conv;           /* CONV_* */

@@ -1,7 +1,11 @@
 /*
- * ops.c -- the op table (see ops.h), and the public call that reads it.
+ * ops.c -- the op table (see ops.h), and the public calls that read it.
  */
 #include "graph/ops.h"
+
+#include <string.h>
+
+#include "core/error.h"
 
 _Static_assert(CDNN_NODE_MAX_INPUTS >= CDNN_NODE_MAX_OUTPUTS,
                "op_ports_t names outputs in an array of CDNN_NODE_MAX_INPUTS");
@@ -105,4 +109,22 @@ const char *cdnn_op_name(cdnn_op_t op)
 {
     const op_desc_t *d = op_desc(op);
     return d ? d->name : "invalid";
+}
+
+cdnn_status_t cdnn_op_port_info(cdnn_op_t op, cdnn_op_port_info_t *info)
+{
+    CDNN_CHECK_ARG(info);
+    const op_desc_t *d = op_desc(op);
+    if (!d)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM, "op %d is not a cdnn_op_t (0 to %d)",
+                         (int)op, CDNN_OP_COUNT - 1);
+    memset(info, 0, sizeof *info);
+    info->input_count = d->inputs.count;
+    info->required_inputs = d->inputs.required;
+    memcpy(info->input_names, d->inputs.names, sizeof info->input_names);
+    info->output_count = d->outputs.count;
+    info->required_outputs = d->outputs.required;
+    memcpy(info->output_names, d->outputs.names, sizeof info->output_names);
+    info->inputs_by_mode = d->input_arity != NULL;
+    return CDNN_STATUS_SUCCESS;
 }

@@ -4,10 +4,10 @@
  * Everything that differs from op to op is read from here: validation (the
  * ports, the type rules and the shape rule), the graph format (port slots
  * and the attribute union member), graph JSON (the schema's op names), the
- * content key (which attribute fields it hashes, by attribute kind) and
- * cdnn_op_name.  Adding an op is its value in cdnn_op_t and graph.fbs's Op
- * enum, a row in ops.c, its shape rule (validate.c) and its reference
- * implementation (providers/cpu).
+ * content key (which attribute fields it hashes, by attribute kind),
+ * cdnn_op_name and cdnn_op_port_info.  Adding an op is its value in
+ * cdnn_op_t and graph.fbs's Op enum, a row in ops.c, its shape rule
+ * (validate.c) and its reference implementation (providers/cpu).
  */
 #ifndef CDNN_GRAPH_OPS_H
 #define CDNN_GRAPH_OPS_H
