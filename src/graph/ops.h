@@ -6,8 +6,10 @@
  * and the attribute union member), graph JSON (the schema's op names), the
  * content key (which attribute fields it hashes, by attribute kind),
  * cdnn_op_name and cdnn_op_port_info.  Adding an op is its value in
- * cdnn_op_t and graph.fbs's Op enum, a row in ops.c, its shape rule
- * (validate.c) and its reference implementation (providers/cpu).
+ * cdnn_op_t, in graph.fbs's Op enum and in docs/FORMATS.md's list of ops,
+ * a row in ops.c, its shape rule (validate.c) and its reference
+ * implementation (providers/cpu); tests/format/test_op_table.c holds the
+ * enum and the list to the table.
  */
 #ifndef CDNN_GRAPH_OPS_H
 #define CDNN_GRAPH_OPS_H

@@ -35,3 +35,13 @@ add_test(NAME graph_crosscheck
           ${CMAKE_CURRENT_BINARY_DIR}/graph_crosscheck
           "${FLATC_EXECUTABLE}")
 set_tests_properties(graph_crosscheck PROPERTIES SKIP_RETURN_CODE 77)
+
+# The op table against the schema's enums, FORMATS.md's list of ops and the
+# public calls; every op through the graph format, JSON and validation.
+add_executable(test_op_table ${CMAKE_CURRENT_LIST_DIR}/test_op_table.c)
+target_link_libraries(test_op_table PRIVATE cdnn_graph_format_testlib
+  ${CMOCKA_LIBRARY})
+target_compile_definitions(test_op_table PRIVATE
+  GRAPH_FBS="${_gf_root}/schema/graph.fbs"
+  FORMATS_MD="${_gf_root}/docs/FORMATS.md")
+add_test(NAME op_table COMMAND test_op_table)
