@@ -1297,7 +1297,10 @@ def flatc_graph_cases(c):
         "SdpaAttr }",
         "table FutureAttr { x: int; }\nunion NodeAttr { ConvAttr, "
         "PointwiseAttr, ReductionAttr, NormAttr, SdpaAttr, FutureAttr }")
-    newer = newer.replace("Rmsnorm, SdpaFwd\n}", "Rmsnorm, SdpaFwd, FutureOp\n}")
+    # After the last Op, whichever it is: adding an op to cdnn is a row of
+    # its op table, not an edit here.
+    newer = re.sub(r"(enum Op : byte \{[^}]*?)\n\}", r"\1, FutureOp\n}", newer,
+                   count=1)
     report("the 1.2 schema adds an Op value and a NodeAttr member",
            newer.count("Future") == 3, "graph.fbs changed shape")
     with open(future, "w") as f:
