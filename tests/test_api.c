@@ -16,8 +16,7 @@
 #include <cmocka.h>
 
 #include <cdnn/cdnn.h>
-
-#include "numeric.h"
+#include <cdnn_sdk/numeric.h>
 
 #define OK(call) assert_int_equal((call), CDNN_STATUS_SUCCESS)
 #define NONE CDNN_UID_NONE

@@ -22,8 +22,7 @@
 #include "test_filter.h"
 
 #include <cdnn/cdnn.h>
-
-#include "numeric.h"
+#include <cdnn_sdk/numeric.h>
 
 #define OK(call)                                                               \
     do {                                                                       \

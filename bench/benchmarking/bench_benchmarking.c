@@ -30,10 +30,9 @@
 #include <unistd.h>
 
 #include <cdnn/cdnn.h>
+#include <cdnn_sdk/numeric.h>
 
 #include "bench_common.h"
-
-#include "numeric.h"
 
 #define MIN_RUNS 5
 #define MAX_RUNS 101

@@ -17,9 +17,9 @@
 #include <time.h>
 
 #include <cdnn/cdnn.h>
+#include <cdnn_sdk/numeric.h>
 
 #include "bench_common.h"
-#include "numeric.h"
 
 #define WARMUP 2
 #define MIN_RUNS 5

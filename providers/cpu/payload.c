@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cdnn_sdk/flatbuf.h>
+
 #include "cpu_engine.h"
-#include "format/flatbuf.h"
 
 #define CPU_PAYLOAD_IDENTIFIER "CDCP"
 

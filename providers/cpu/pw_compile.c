@@ -3,8 +3,9 @@
  */
 #include <string.h>
 
+#include <cdnn_sdk/numeric.h>
+
 #include "cpu_engine.h"
-#include "numeric.h"
 #include "pw_program.h"
 
 typedef struct pw_compiler {

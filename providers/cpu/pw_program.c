@@ -2,9 +2,10 @@
 
 #include <string.h>
 
+#include <cdnn_sdk/numeric.h>
+
 #include "cpu_engine.h"
 #include "fast_util.h"
-#include "numeric.h"
 
 /* Elements one thread should get at least: below this, starting a thread
  * costs more than it saves. */

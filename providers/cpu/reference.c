@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numeric.h"
+#include <cdnn_sdk/numeric.h>
 
 /* Each virtual tensor starts on its own cache line. */
 #define REF_WORKSPACE_ALIGN 64

@@ -4,7 +4,7 @@
  */
 #include "reference.h"
 
-#include "numeric.h"
+#include <cdnn_sdk/numeric.h>
 
 /* Byte offset of idx; a dim of 1 contributes nothing, so inputs broadcast
  * and a stride declared on a dim of 1 never matters. */

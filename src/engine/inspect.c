@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cdnn_sdk/flatbuf.h>
+
 #include "core/error.h"
 #include "format/blob.h"
 #include "format/container_format.h"
-#include "format/flatbuf.h"
 #include "format/graph_format.h"
 #include "format/plan_format.h"
 

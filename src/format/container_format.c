@@ -13,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cdnn_sdk/flatbuf.h>
+
 #include "core/error.h"
 #include "core/sha256.h"
 #include "format/blob.h"
 #include "format/envelope.h"
-#include "format/flatbuf.h"
 
 /* Field ids, in schema/container.fbs declaration order. */
 enum { CONTAINER_MAJOR, CONTAINER_MINOR, CONTAINER_GRAPH, CONTAINER_PLAN,

@@ -26,8 +26,7 @@
 #include <stdint.h>
 
 #include <cdnn/cdnn.h>
-
-#include "format/flatbuf.h"
+#include <cdnn_sdk/flatbuf.h>
 
 /* ---- version policy -------------------------------------------------------- */
 

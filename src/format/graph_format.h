@@ -14,8 +14,7 @@
 #include <stdint.h>
 
 #include <cdnn/provider.h>
-
-#include "format/flatbuf.h"
+#include <cdnn_sdk/flatbuf.h>
 
 /* The format this build writes.  It reads major 1 of any minor: a newer
  * minor only adds fields, which are ignored. */

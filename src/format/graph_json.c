@@ -20,11 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cdnn_sdk/flatbuf.h>
 #include <jansson.h>
 
 #include "core/error.h"
 #include "format/blob.h"
-#include "format/flatbuf.h"
 #include "format/graph_format.h"
 #include "graph/ops.h"
 

@@ -16,11 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cdnn_sdk/flatbuf.h>
+
 #include "core/error.h"
 #include "core/sha256.h"
 #include "format/blob.h"
 #include "format/envelope.h"
-#include "format/flatbuf.h"
 
 /* Field ids, in schema/plan.fbs declaration order. */
 enum { PLAN_MAJOR, PLAN_MINOR, PLAN_BODY, PLAN_SHA256, PLAN_FIELDS };

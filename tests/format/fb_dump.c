@@ -14,7 +14,8 @@
  * Exit status: 0 success, 1 refused by the verifier (message on stderr),
  * 2 usage or I/O error.
  */
-#include "format/flatbuf.h"
+#include <cdnn_sdk/flatbuf.h>
+
 #include "test_schema.h"
 
 #include <inttypes.h>

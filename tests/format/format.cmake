@@ -1,9 +1,9 @@
-# The FlatBuffers-format runtime (src/format/flatbuf.c).  Included from
+# The FlatBuffers-format runtime (sdk/src/flatbuf.c).  Included from
 # tests/CMakeLists.txt, which defines CMOCKA_LIBRARY.
 
 add_executable(test_flatbuf ${CMAKE_CURRENT_LIST_DIR}/test_flatbuf.c)
 target_include_directories(test_flatbuf PRIVATE ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(test_flatbuf PRIVATE cdnn_format ${CMOCKA_LIBRARY})
+target_link_libraries(test_flatbuf PRIVATE cdnn_sdk ${CMOCKA_LIBRARY})
 add_test(NAME flatbuf COMMAND test_flatbuf)
 
 # fb_dump builds, dumps and mutates test.fbs buffers for crosscheck.py.  It
@@ -11,9 +11,9 @@ add_test(NAME flatbuf COMMAND test_flatbuf)
 # "fuzz" mode (every truncation and byte change of our, flatc's and
 # python's buffers) means little without them.
 add_executable(fb_dump ${CMAKE_CURRENT_LIST_DIR}/fb_dump.c
-                       ${PROJECT_SOURCE_DIR}/src/format/flatbuf.c)
+                       ${PROJECT_SOURCE_DIR}/sdk/src/flatbuf.c)
 target_include_directories(fb_dump PRIVATE ${CMAKE_CURRENT_LIST_DIR}
-                                           ${PROJECT_SOURCE_DIR}/src)
+                                           ${PROJECT_SOURCE_DIR}/sdk/include)
 target_compile_options(fb_dump PRIVATE -fsanitize=address,undefined
                        -fno-sanitize-recover=all -fno-omit-frame-pointer)
 target_link_options(fb_dump PRIVATE -fsanitize=address,undefined)

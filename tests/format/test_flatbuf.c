@@ -14,7 +14,8 @@
 
 #include <cmocka.h>
 
-#include "format/flatbuf.h"
+#include <cdnn_sdk/flatbuf.h>
+
 #include "test_schema.h"
 
 /* ---- helpers ------------------------------------------------------------ */

@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include <cdnn/cdnn.h>
+#include <cdnn_sdk/flatbuf.h>
 
 #include "format/container_format.h"
-#include "format/flatbuf.h"
 #include "format/graph_format.h"
 #include "format/graph_json.h"
 #include "format/plan_format.h"

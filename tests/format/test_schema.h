@@ -6,7 +6,7 @@
 #ifndef CDNN_TESTS_FORMAT_TEST_SCHEMA_H
 #define CDNN_TESTS_FORMAT_TEST_SCHEMA_H
 
-#include "format/flatbuf.h"
+#include <cdnn_sdk/flatbuf.h>
 
 #include <string.h>
 

@@ -6,7 +6,8 @@
  * verifies is read through every accessor: ASan checks that no read
  * strays.
  */
-#include "format/flatbuf.h"
+#include <cdnn_sdk/flatbuf.h>
+
 #include "test_schema.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

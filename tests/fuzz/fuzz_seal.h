@@ -14,7 +14,8 @@
 
 #include <openssl/evp.h>
 
-#include "format/flatbuf.h"
+#include <cdnn_sdk/flatbuf.h>
+
 #include "fuzz_common.h"
 
 #define SEAL_MAJOR 1

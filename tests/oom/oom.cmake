@@ -21,7 +21,7 @@ foreach(_src IN LISTS _oom_cpu_sources)
 endforeach()
 add_library(oom_provider_cpu MODULE ${_oom_sources})
 target_include_directories(oom_provider_cpu PRIVATE ${PROJECT_SOURCE_DIR}/include)
-target_link_libraries(oom_provider_cpu PRIVATE cdnn_numeric cdnn_format
+target_link_libraries(oom_provider_cpu PRIVATE cdnn_sdk
                       PkgConfig::OPENBLAS Threads::Threads m)
 target_link_options(oom_provider_cpu PRIVATE ${_oom_wrap})
 set_target_properties(oom_provider_cpu PROPERTIES PREFIX "" OUTPUT_NAME cpu

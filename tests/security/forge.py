@@ -193,7 +193,7 @@ class Obj:
 
 # ---------------------------------------------------------------------------
 # Writing: python3-flatbuffers' Builder, laid out as cdnn's builder lays out
-# (src/format/flatbuf.c).  The Builder already writes back to front, omits
+# (sdk/src/flatbuf.c).  The Builder already writes back to front, omits
 # scalars equal to their default, trims trailing absent fields from the
 # vtable and pads as cdnn does; the differences are handled here:
 #   - [ubyte] vectors: cdnn aligns their elements to 8 (a nested buffer keeps

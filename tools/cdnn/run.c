@@ -11,8 +11,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <cdnn_sdk/numeric.h>
+
 #include "cli.h"
-#include "numeric.h"
 #include "tensors.h"
 
 static const char run_help[] =

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cdnn_sdk/numeric.h>
+
 #include "cli.h"
-#include "numeric.h"
 
 /* The most alignment a tensor may ask for: a page is plenty for any
  * engine, and a bound keeps a hostile plan from asking for absurd ones. */

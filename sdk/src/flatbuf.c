@@ -12,7 +12,7 @@
  * Offsets to strings, vectors and tables are u32 and point forward from
  * where they are stored.
  */
-#include "format/flatbuf.h"
+#include <cdnn_sdk/flatbuf.h>
 
 #include <stdarg.h>
 #include <stdio.h>

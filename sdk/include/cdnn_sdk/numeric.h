@@ -1,13 +1,14 @@
 /*
- * numeric.h -- element conversion shared by the library and the providers.
+ * numeric.h -- element conversion shared by the library, its tools and the
+ * providers.
  *
  * Every data type converts to and from double.  f16 and bf16 round to
  * nearest even and keep inf and NaN; integer stores round half away from
  * zero and saturate, so that a value outside the type's range never
  * becomes undefined behaviour; bool stores 1 for any nonzero value.
  */
-#ifndef CDNN_COMMON_NUMERIC_H
-#define CDNN_COMMON_NUMERIC_H
+#ifndef CDNN_SDK_NUMERIC_H
+#define CDNN_SDK_NUMERIC_H
 
 #include <stdint.h>
 

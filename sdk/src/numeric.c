@@ -1,4 +1,4 @@
-#include "numeric.h"
+#include <cdnn_sdk/numeric.h>
 
 #include <math.h>
 #include <string.h>

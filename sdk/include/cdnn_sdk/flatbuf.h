@@ -7,7 +7,9 @@
  * 4-byte file identifier; tables reached through a signed offset to their
  * vtable; strings, vectors and sub-tables through forward uoffsets) well
  * enough for cdnn's schemas, and its output is decoded by Debian's flatc and
- * python3-flatbuffers (tests/format).
+ * python3-flatbuffers (tests/format).  It is part of the provider SDK so
+ * that a provider's payload can be a FlatBuffers table verified the way
+ * cdnn verifies its own artifacts (the CPU provider's is).
  *
  * Building.  Like the official builders it writes back to front: children
  * first, then the table that refers to them; references (fb_ref_t) are
@@ -23,8 +25,8 @@
  * absent fields.  A buffer made by another writer (flatc, another language)
  * verifies and reads the same way.
  */
-#ifndef CDNN_FORMAT_FLATBUF_H
-#define CDNN_FORMAT_FLATBUF_H
+#ifndef CDNN_SDK_FLATBUF_H
+#define CDNN_SDK_FLATBUF_H
 
 #include <stddef.h>
 #include <stdint.h>
