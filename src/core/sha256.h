@@ -1,24 +1,22 @@
 /*
- * sha256.h -- SHA-256 through OpenSSL's libcrypto, behind three calls so
- * that callers never touch EVP state or forget an error check.
+ * sha256.h -- the SDK's SHA-256 (sdk/include/cdnn_sdk/sha256.h) in the
+ * library's error model: sha256_end turns a failure into ALLOC_FAILED with
+ * cdnn's message, so that each of the library's digests checks one status
+ * and no caller repeats the message.
  */
 #ifndef CDNN_CORE_SHA256_H
 #define CDNN_CORE_SHA256_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 #include <cdnn/cdnn.h>
+#include <cdnn_sdk/sha256.h>
 
-typedef struct sha256 {
-    void *md; /* EVP_MD_CTX */
-    int ok;
-} sha256_t;
+typedef sdk_sha256_t sha256_t;
 
-/** Start a digest; failures are remembered and reported by sha256_end. */
+/** Start a digest; a failure here or in an update is remembered and
+ * reported by sha256_end. */
 void sha256_begin(sha256_t *h);
 void sha256_update(sha256_t *h, const void *data, size_t size);
-/** Finish into out; INTERNAL_ERROR or ALLOC_FAILED if any step failed. */
+/** Finish into out; ALLOC_FAILED, with cdnn's message, if any step failed. */
 cdnn_status_t sha256_end(sha256_t *h, uint8_t out[32]);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cdnn_sdk/flatbuf.h>
+#include <cdnn_sdk/sha256.h>
 
 #include "core/error.h"
 #include "format/blob.h"
@@ -94,8 +95,7 @@ static cdnn_status_t plan_details(const uint8_t *bytes, size_t size, blob_info_o
     info->payload_major = r.payload_major;
     info->payload_minor = r.payload_minor;
     info->payload_size = r.payload_size;
-    for (int i = 0; i < 32; i++)
-        snprintf(info->graph_content_key + 2 * i, 3, "%02x", r.content_key[i]);
+    sdk_sha256_hex(r.content_key, info->graph_content_key);
     st = copy_plan(&r, o);
     plan_record_free(&r);
     return st;

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cdnn_sdk/sha256.h>
+
 #include "core/env.h"
 #include "core/log.h"
 #include "core/sha256.h"
@@ -54,21 +56,17 @@ static int make_dirs(const char *path)
     return mkdir(buf, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }
 
-static void hex_key(const uint8_t key[32], char out[65])
-{
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", key[i]);
-}
-
 static void checksum(const char *text, size_t n, char out[CHECKSUM_DIGITS + 1])
 {
     uint8_t digest[32] = {0};
+    char hex[SDK_SHA256_HEX_SIZE];
     sha256_t h;
     sha256_begin(&h);
     sha256_update(&h, text, n);
     sha256_end(&h, digest);
-    for (int i = 0; i < CHECKSUM_DIGITS / 2; i++)
-        snprintf(out + 2 * i, 3, "%02x", digest[i]);
+    sdk_sha256_hex(digest, hex);
+    memcpy(out, hex, CHECKSUM_DIGITS);
+    out[CHECKSUM_DIGITS] = '\0';
 }
 
 /* ---- reading ----------------------------------------------------------------- */
@@ -201,7 +199,7 @@ static json_t *scan(const char *text, size_t size, const plan_t *plan, tally_t *
     json_t *found = NULL;
     record_fields_t f;
     if (plan)
-        hex_key(plan->content_key, key);
+        sdk_sha256_hex(plan->content_key, key);
     while (next_line(text, size, &at, &line, &n)) {
         json_t *record = NULL;
         record_kind_t kind = parse_record(line, n, &record);
@@ -424,7 +422,7 @@ static const char *clock_name(timing_clock_t clock)
 static char *record_json(const plan_t *plan)
 {
     char key[65];
-    hex_key(plan->content_key, key);
+    sdk_sha256_hex(plan->content_key, key);
     json_t *ranking = json_array();
     for (int32_t i = 0; ranking && i < plan->candidate_count; i++) {
         const candidate_t *c = &plan->candidates[i];

@@ -9,9 +9,10 @@
  * images, so that padding and host layout cannot leak into the key.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cdnn_sdk/sha256.h>
 
 #include "core/error.h"
 #include "core/sha256.h"
@@ -166,7 +167,6 @@ cdnn_status_t cdnn_graph_content_key(cdnn_graph_t *graph, char key[65])
     cdnn_status_t st = graph_content_digest(graph, digest);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    for (int i = 0; i < 32; i++)
-        snprintf(key + 2 * i, 3, "%02x", digest[i]);
+    sdk_sha256_hex(digest, key);
     return CDNN_STATUS_SUCCESS;
 }

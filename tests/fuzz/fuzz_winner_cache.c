@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sha256.h"
+#include <cdnn_sdk/sha256.h>
+
 #include "engine/winner_cache.h"
 #include "fuzz_common.h"
 
@@ -49,14 +50,13 @@ static char *seal(const uint8_t *data, size_t size, size_t *out_size)
     for (size_t at = 0; out && at < size;) {
         const uint8_t *end = memchr(data + at, '\n', size - at);
         size_t len = end ? (size_t)(end - (data + at)) : size - at;
-        uint8_t digest[32];
-        sha256_t h;
-        sha256_begin(&h);
-        sha256_update(&h, data + at, len);
-        if (sha256_end(&h, digest) != CDNN_STATUS_SUCCESS)
+        uint8_t digest[SDK_SHA256_BYTES];
+        char hex[SDK_SHA256_HEX_SIZE];
+        if (sdk_sha256(data + at, len, digest) != 0)
             fuzz_die("SHA-256 failed");
-        for (int i = 0; i < 8; i++)
-            n += (size_t)sprintf(out + n, "%02x", digest[i]);
+        sdk_sha256_hex(digest, hex);
+        memcpy(out + n, hex, 16);
+        n += 16;
         out[n++] = ' ';
         memcpy(out + n, data + at, len);
         n += len;
