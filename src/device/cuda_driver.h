@@ -1,6 +1,7 @@
 /*
- * cuda_driver.h -- the few CUDA driver calls the core needs, opened with
- * dlopen at run time so that cdnn builds and runs where no driver exists.
+ * cuda_driver.h -- a CUDA handle's device: opened through the SDK's
+ * run-time driver loader (<cdnn_sdk/cuda.h>), so that cdnn builds and runs
+ * where no driver exists.
  */
 #ifndef CDNN_DEVICE_CUDA_DRIVER_H
 #define CDNN_DEVICE_CUDA_DRIVER_H

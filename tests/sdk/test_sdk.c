@@ -1,7 +1,8 @@
 /*
  * test_sdk.c -- the provider SDK's own calls (sdk/): SHA-256 against the
- * FIPS 180-2 vectors and the one hex form of a digest.  The FlatBuffers
- * runtime has its own test (tests/format/test_flatbuf.c).
+ * FIPS 180-2 vectors, the one hex form of a digest, and the CUDA driver
+ * loader's all-or-nothing table.  The FlatBuffers runtime has its own test
+ * (tests/format/test_flatbuf.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include <cdnn_sdk/cuda.h>
 #include <cdnn_sdk/sha256.h>
 
 /* ---- SHA-256 ---------------------------------------------------------------- */
@@ -66,12 +68,37 @@ static void test_sha256_hex(void **state)
     assert_string_equal(hex, "070f171f272f373f474f575f676f777f878f979fa7afb7bfc7cfd7dfe7eff7ff");
 }
 
+/* ---- the CUDA driver -------------------------------------------------------- */
+
+/* Either every entry point, on every call, or none and a reason. */
+static void test_cuda_table_is_whole_or_absent(void **state)
+{
+    (void)state;
+    const char *why = NULL;
+    const sdk_cuda_t *cu = sdk_cuda(&why);
+    assert_ptr_equal(sdk_cuda(NULL), cu);
+    if (!cu) {
+        assert_non_null(why);
+        assert_true(strlen(why) > 0);
+        return;
+    }
+    for (size_t at = 0; at < sizeof *cu; at += sizeof(void (*)(void))) {
+        void (*entry)(void);
+        memcpy(&entry, (const char *)cu + at, sizeof entry);
+        assert_non_null(entry);
+    }
+    int count = -1;
+    assert_int_equal(cu->device_get_count(&count), SDK_CU_SUCCESS);
+    assert_true(count >= 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_one_shot),
         cmocka_unit_test(test_sha256_incremental),
         cmocka_unit_test(test_sha256_hex),
+        cmocka_unit_test(test_cuda_table_is_whole_or_absent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
