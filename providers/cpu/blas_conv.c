@@ -69,12 +69,12 @@ static int is_conv(cdnn_op_t op)
 static cdnn_status_t check_input(const cdnn_tensor_view_t *t)
 {
     if (t->is_scalar)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "'%s' is a pass-by-value scalar; give it memory",
                         t->name);
     if (t->type != CDNN_DATA_TYPE_F32 && t->type != CDNN_DATA_TYPE_F16 &&
         t->type != CDNN_DATA_TYPE_BF16)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "'%s' is %s; this engine reads f32, f16 and bf16",
                         t->name, cdnn_data_type_name(t->type));
     return CDNN_STATUS_SUCCESS;
@@ -83,16 +83,16 @@ static cdnn_status_t check_input(const cdnn_tensor_view_t *t)
 static cdnn_status_t check_conv(const cdnn_graph_view_t *g)
 {
     if (g->node_count < 1 || !is_conv(g->nodes[0].op))
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the graph does not start with a convolution");
     const cdnn_node_view_t *node = &g->nodes[0];
     int32_t s = node->attr.conv.spatial_dims;
     if (s < 1 || s > 3)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "node '%s' has %d spatial dims; 1 to 3 are supported",
                         node->name, s);
     if (g->compute_type == CDNN_DATA_TYPE_F64)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the graph asks for f64 compute; this engine "
                         "accumulates in f32, for f16 and bf16 inputs too");
     cdnn_status_t st = check_input(&g->tensors[node->inputs[0]]);
@@ -122,7 +122,7 @@ static cdnn_status_t check_sizes(const conv_geom_t *g)
     int64_t sizes[] = {g->kg, g->cg * g->filt_size, g->out_size, g->in_size};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] > INT32_MAX)
-            return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                             "a GEMM size (%lld) exceeds what sgemm takes (%d)",
                             (long long)sizes[i], INT32_MAX);
     return CDNN_STATUS_SUCCESS;
@@ -202,7 +202,7 @@ static cdnn_status_t conv_applicable(const cdnn_graph_view_t *graph)
 {
     conv_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     cdnn_status_t st = conv_prepare(ctx, graph, 1);
     free(ctx);
     return st;
@@ -217,7 +217,7 @@ static cdnn_status_t conv_create(const cdnn_device_view_t *device,
     (void)knob_count;
     conv_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     cdnn_status_t st = conv_prepare(ctx, graph, device->cpu_threads);
     if (st == CDNN_STATUS_SUCCESS)
         st = cpu_graph_copy(&ctx->graph, graph);
@@ -395,7 +395,7 @@ static cdnn_status_t conv_execute(void *context, const cdnn_exec_args_t *args)
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     if (ctx->ws.bytes && !args->workspace)
-        return cpu_fail(CDNN_STATUS_BAD_PARAM,
+        return sdk_fail(CDNN_STATUS_BAD_PARAM,
                         "this plan needs %zu bytes of workspace; none was "
                         "given",
                         ctx->ws.bytes);
@@ -415,9 +415,6 @@ static cdnn_status_t conv_execute(void *context, const cdnn_exec_args_t *args)
 }
 
 const cpu_engine_t cpu_blas_conv_engine = {
-    .name = "cpu:blas_conv",
-    .rank = 20,
-    .threaded = 1,
     .applicable = conv_applicable,
     .create = conv_create,
     .workspace_size = conv_workspace_size,

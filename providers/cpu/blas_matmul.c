@@ -102,7 +102,7 @@ static cdnn_status_t describe(const cdnn_tensor_view_t *t, CBLAS_ORDER order,
                                   t->strides[r - 2]);
     int prefer_row = order == CblasRowMajor ? row_ld != 0 : col_ld == 0;
     if (!row_ld && !col_ld)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "matrix '%s' has strides %lld, %lld in its last two "
                         "dims; one of them must be 1 (row- or column-major)",
                         t->name, (long long)t->strides[r - 2],
@@ -134,22 +134,22 @@ static cdnn_status_t check_operand(const cdnn_tensor_view_t *t,
                                    const cdnn_tensor_view_t *c)
 {
     if (t->type != CDNN_DATA_TYPE_F32 && !is_half(t->type))
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "'%s' is %s; this engine multiplies f32, f16 and "
                         "bf16",
                         t->name, cdnn_data_type_name(t->type));
     if (t->is_scalar)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "'%s' is a pass-by-value scalar; give it memory",
                         t->name);
     if (t->rank < 2 || t->rank != c->rank)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "'%s' has rank %d; it needs the rank of '%s' (%d), "
                         "at least 2",
                         t->name, t->rank, c->name, c->rank);
     for (int32_t d = 0; d < t->rank - 2; d++)
         if (t->dims[d] != 1 && t->dims[d] != c->dims[d])
-            return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                             "'%s' batch dim %d (%lld) does not broadcast to "
                             "%lld",
                             t->name, d, (long long)t->dims[d],
@@ -160,10 +160,10 @@ static cdnn_status_t check_operand(const cdnn_tensor_view_t *t,
 static cdnn_status_t check_matmul(const cdnn_graph_view_t *g)
 {
     if (g->node_count < 1 || g->nodes[0].op != CDNN_OP_MATMUL)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the graph does not start with a matmul");
     if (g->compute_type == CDNN_DATA_TYPE_F64)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the graph asks for f64 compute; this engine "
                         "accumulates in f32, for f16 and bf16 operands "
                         "too");
@@ -218,7 +218,7 @@ static cdnn_status_t fits_blasint(const mm_context_t *ctx)
     int64_t sizes[] = {ctx->m, ctx->n, ctx->k, ctx->a.ld, ctx->b.ld, ctx->c.ld};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] > INT32_MAX)
-            return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                             "a matrix size or leading dimension (%lld) "
                             "exceeds what sgemm takes (%d)",
                             (long long)sizes[i], INT32_MAX);
@@ -371,7 +371,7 @@ static cdnn_status_t mm_applicable(const cdnn_graph_view_t *graph)
 {
     mm_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     cdnn_status_t st = mm_prepare(ctx, graph, 1);
     free(ctx);
     return st;
@@ -386,7 +386,7 @@ static cdnn_status_t mm_create(const cdnn_device_view_t *device,
     (void)knob_count;
     mm_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     /* Prepared from the context's own copy, so that the staged views'
      * names point into memory the context keeps. */
     cdnn_status_t st = cpu_graph_copy(&ctx->graph, graph);
@@ -476,7 +476,7 @@ static cdnn_status_t mm_execute(void *context, const cdnn_exec_args_t *args)
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     if (ctx->ws.bytes && !args->workspace)
-        return cpu_fail(CDNN_STATUS_BAD_PARAM,
+        return sdk_fail(CDNN_STATUS_BAD_PARAM,
                         "this plan needs %zu bytes of workspace; none was "
                         "given",
                         ctx->ws.bytes);
@@ -501,9 +501,6 @@ static cdnn_status_t mm_execute(void *context, const cdnn_exec_args_t *args)
 }
 
 const cpu_engine_t cpu_blas_matmul_engine = {
-    .name = "cpu:blas_matmul",
-    .rank = 30,
-    .threaded = 1,
     .applicable = mm_applicable,
     .create = mm_create,
     .workspace_size = mm_workspace_size,

@@ -1,24 +1,7 @@
 #include "cpu_engine.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static _Thread_local char cpu_message[1024];
-
-cdnn_status_t cpu_fail(cdnn_status_t status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cpu_message, sizeof cpu_message, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-const char *cpu_last_error(void)
-{
-    return cpu_message;
-}
 
 static size_t name_bytes(const char *s)
 {
@@ -50,7 +33,7 @@ cdnn_status_t cpu_graph_copy(cpu_graph_t *dst, const cdnn_graph_view_t *src)
     dst->names = malloc(total);
     if (!dst->tensors || !dst->nodes || !dst->names) {
         cpu_graph_free(dst);
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory copying a graph");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory copying a graph");
     }
     char *cursor = dst->names;
     for (int32_t i = 0; i < src->tensor_count; i++) {
@@ -91,7 +74,7 @@ cdnn_status_t cpu_bind_tensors(const cdnn_graph_view_t *g,
             }
         }
         if (!ptrs[i])
-            return cpu_fail(CDNN_STATUS_BAD_PARAM,
+            return sdk_fail(CDNN_STATUS_BAD_PARAM,
                             "tensor '%s' (uid %lld) has no pointer in the "
                             "variant pack",
                             t->name, (long long)t->uid);

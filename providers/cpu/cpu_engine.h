@@ -9,15 +9,14 @@
 #ifndef CDNN_CPU_ENGINE_H
 #define CDNN_CPU_ENGINE_H
 
-#include <stdarg.h>
 #include <stddef.h>
 
 #include <cdnn/provider.h>
+#include <cdnn_sdk/error.h>
 
+/* What runs an engine; its name, rank and knobs are its row in the
+ * provider's engine table (provider.c). */
 typedef struct cpu_engine {
-    const char *name; /* "cpu:<engine>" */
-    int32_t rank;     /* higher is tried first */
-    int threaded;     /* splits its work over device->cpu_threads */
     cdnn_status_t (*applicable)(const cdnn_graph_view_t *graph);
     /** device->cpu_threads bounds the threads an engine may use. */
     cdnn_status_t (*create)(const cdnn_device_view_t *device,
@@ -33,17 +32,6 @@ extern const cpu_engine_t cpu_reference_engine;
 extern const cpu_engine_t cpu_blas_matmul_engine;
 extern const cpu_engine_t cpu_blas_conv_engine;
 extern const cpu_engine_t cpu_fused_pointwise_engine;
-
-/**
- * Record a message for the calling thread (returned by the provider's
- * last_error) and return status, so that failures read
- * `return cpu_fail(CDNN_STATUS_NOT_SUPPORTED, "...", ...);`.
- */
-cdnn_status_t cpu_fail(cdnn_status_t status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/** The calling thread's last message. */
-const char *cpu_last_error(void);
 
 /** A deep copy of a graph view that an engine context can keep. */
 typedef struct cpu_graph {

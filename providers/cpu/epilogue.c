@@ -10,7 +10,7 @@ static cdnn_status_t compile_store(pw_program_t *p, const cdnn_graph_view_t *g,
     int32_t out = g->nodes[0].outputs[0];
     const cdnn_tensor_view_t *y = &g->tensors[out];
     if (!pw_type_storable(y->type) || y->type == CDNN_DATA_TYPE_BOOL)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "output '%s' is %s; this engine writes f32, f16 and "
                         "bf16",
                         y->name, cdnn_data_type_name(y->type));
@@ -28,7 +28,7 @@ static cdnn_status_t compile_chain(pw_program_t *p, const cdnn_graph_view_t *g,
     const cdnn_node_view_t *first = &g->nodes[0];
     const cdnn_tensor_view_t *c = &g->tensors[first->outputs[0]];
     if (!c->is_virtual)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "'%s' feeds pointwise nodes but is not virtual; mark "
                         "it virtual to fuse them, or run the nodes as "
                         "separate graphs",

@@ -27,7 +27,7 @@ static cdnn_status_t fused_applicable(const cdnn_graph_view_t *graph)
 {
     pw_program_t *p = malloc(sizeof *p);
     if (!p)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     cdnn_status_t st = pw_compile_graph(p, graph, 0, -1, 1);
     free(p);
     return st;
@@ -51,7 +51,7 @@ static cdnn_status_t fused_create(const cdnn_device_view_t *device,
     (void)knob_count;
     fused_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     cdnn_status_t st = pw_compile_graph(&ctx->program, graph, 0, -1,
                                         device->cpu_threads);
     if (st == CDNN_STATUS_SUCCESS)
@@ -84,9 +84,6 @@ static cdnn_status_t fused_execute(void *context, const cdnn_exec_args_t *args)
 }
 
 const cpu_engine_t cpu_fused_pointwise_engine = {
-    .name = "cpu:fused_pointwise",
-    .rank = 10,
-    .threaded = 1,
     .applicable = fused_applicable,
     .create = fused_create,
     .workspace_size = fused_workspace_size,

@@ -37,7 +37,7 @@ cdnn_status_t cpu_payload_encode(const char *engine, const cdnn_knob_value_t *kn
     fb_builder_t b;
     fb_ref_t *knob_refs = calloc((size_t)knob_count + 1, sizeof *knob_refs);
     if (!knob_refs)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory saving a plan");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory saving a plan");
     fb_builder_init(&b);
     for (int32_t i = 0; i < knob_count; i++) {
         fb_ref_t name = fb_string(&b, knobs[i].name);
@@ -57,7 +57,7 @@ cdnn_status_t cpu_payload_encode(const char *engine, const cdnn_knob_value_t *kn
     fb_add_ref(&b, PAYLOAD_GRAPH, graph_ref);
     cdnn_status_t st = CDNN_STATUS_SUCCESS;
     if (fb_finish_copy(&b, fb_table_end(&b), CPU_PAYLOAD_IDENTIFIER, bytes, size) != 0)
-        st = cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory saving a plan");
+        st = sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory saving a plan");
     fb_builder_free(&b);
     free(knob_refs);
     return st;
@@ -69,13 +69,13 @@ static cdnn_status_t decode_knobs(const fb_table_t *root, cpu_payload_t *p)
     fb_get_vector(root, PAYLOAD_KNOBS, &count);
     p->knobs = calloc((size_t)count + 1, sizeof *p->knobs);
     if (!p->knobs)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory loading a plan");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory loading a plan");
     for (uint32_t i = 0; i < count; i++) {
         fb_table_t knob = fb_vector_table(root, PAYLOAD_KNOBS, i);
         p->knobs[i].name = fb_get_string(&knob, KNOB_NAME, NULL);
         p->knobs[i].value = fb_get_i64(&knob, KNOB_VALUE, 0);
         if (!p->knobs[i].name)
-            return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "CPU payload: knob %u has no name", i);
+            return sdk_fail(CDNN_STATUS_CORRUPT_DATA, "CPU payload: knob %u has no name", i);
     }
     p->knob_count = (int32_t)count;
     return CDNN_STATUS_SUCCESS;
@@ -86,11 +86,11 @@ cdnn_status_t cpu_payload_decode(const uint8_t *bytes, size_t size, cpu_payload_
     char why[512];
     memset(p, 0, sizeof *p);
     if (fb_verify(bytes, size, CPU_PAYLOAD_IDENTIFIER, &payload_desc, why, sizeof why))
-        return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "CPU payload is malformed: %s", why);
+        return sdk_fail(CDNN_STATUS_CORRUPT_DATA, "CPU payload is malformed: %s", why);
     fb_table_t root = fb_root(bytes, size);
     uint16_t major = fb_get_u16(&root, PAYLOAD_MAJOR, 0);
     if (major != CPU_PAYLOAD_MAJOR)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED, "CPU payload format %u.%u; this "
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "CPU payload format %u.%u; this "
                         "provider reads %d.x", major, fb_get_u16(&root, PAYLOAD_MINOR, 0),
                         CPU_PAYLOAD_MAJOR);
     uint32_t graph_size = 0;
@@ -98,7 +98,7 @@ cdnn_status_t cpu_payload_decode(const uint8_t *bytes, size_t size, cpu_payload_
     p->graph = fb_get_vector(&root, PAYLOAD_GRAPH, &graph_size);
     p->graph_size = graph_size;
     if (!p->engine || !p->graph)
-        return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "CPU payload lacks its %s",
+        return sdk_fail(CDNN_STATUS_CORRUPT_DATA, "CPU payload lacks its %s",
                         p->engine ? "graph" : "engine name");
     cdnn_status_t st = decode_knobs(&root, p);
     if (st != CDNN_STATUS_SUCCESS)

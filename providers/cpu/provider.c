@@ -6,19 +6,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cdnn_sdk/engines.h>
+
 #include "payload.h"
 
 #define CPU_PROVIDER_VERSION "0.1.0"
 
+/* The one knob: how many threads an engine's own loops use (OpenBLAS
+ * keeps its own thread count). */
+#define THREADS_KNOB "cpu.threads.count"
+
+static const cdnn_knob_info_t threads_knob = {
+    THREADS_KNOB,
+    "threads an engine's own loops use (not OpenBLAS's); 0: all the device's",
+    0, 1024, 0};
+
 /* Rank order decides the build order: fast engines first, the reference
- * engine last, since it runs anything but slowly. */
-static const cpu_engine_t *const cpu_engines[] = {
-    &cpu_blas_matmul_engine,
-    &cpu_blas_conv_engine,
-    &cpu_fused_pointwise_engine,
-    &cpu_reference_engine,
+ * engine last, since it runs anything but slowly.  The engines that split
+ * their work over threads read the threads knob. */
+static const sdk_engine_t cpu_engines[] = {
+    {"cpu:blas_matmul", 30, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
+     &cpu_blas_matmul_engine},
+    {"cpu:blas_conv", 20, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
+     &cpu_blas_conv_engine},
+    {"cpu:fused_pointwise", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
+     &cpu_fused_pointwise_engine},
+    {"cpu:reference", 0, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 0, NULL,
+     &cpu_reference_engine},
 };
-#define CPU_ENGINE_COUNT ((int32_t)(sizeof cpu_engines / sizeof cpu_engines[0]))
+static const sdk_engine_table_t cpu_table = SDK_ENGINE_TABLE(cpu_engines);
+
+/* What runs an engine of the table. */
+static const cpu_engine_t *impl_of(const sdk_engine_t *engine)
+{
+    return engine->impl;
+}
 
 /* An execution context: the engine that made it, the engine's own, and
  * the payload that rebuilds it (engine, knobs, graph), made at creation so
@@ -26,7 +48,7 @@ static const cpu_engine_t *const cpu_engines[] = {
  * keeps the graph its payload carries (decoded by the host), which cdnn
  * checks the plan's tensor table against. */
 typedef struct cpu_context {
-    const cpu_engine_t *engine;
+    const sdk_engine_t *engine;
     const cdnn_provider_host_t *host;
     void *inner;
     uint8_t *payload;
@@ -41,7 +63,7 @@ static cdnn_status_t cpu_init(const cdnn_provider_host_t *host, void **state)
 {
     *state = NULL;
     if (!host || host->struct_size < sizeof *host || !host->graph_encode)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the cdnn loading this provider offers no graph encoding");
     *state = (void *)host;
     return CDNN_STATUS_SUCCESS;
@@ -55,55 +77,27 @@ static void cpu_fini(void *state)
 static int32_t cpu_engine_count(void *state)
 {
     (void)state;
-    return CPU_ENGINE_COUNT;
-}
-
-static cdnn_status_t engine_at(int32_t index, const cpu_engine_t **engine)
-{
-    if (index < 0 || index >= CPU_ENGINE_COUNT)
-        return cpu_fail(CDNN_STATUS_BAD_PARAM, "no engine number %d", index);
-    *engine = cpu_engines[index];
-    return CDNN_STATUS_SUCCESS;
+    return sdk_engine_count(&cpu_table);
 }
 
 static cdnn_status_t cpu_engine_info(void *state, int32_t index,
                                      cdnn_provider_engine_t *info)
 {
     (void)state;
-    const cpu_engine_t *e = NULL;
-    cdnn_status_t st = engine_at(index, &e);
-    if (st != CDNN_STATUS_SUCCESS)
-        return st;
-    info->name = e->name;
-    info->rank = e->rank;
-    info->payload_major = CPU_PAYLOAD_MAJOR;
-    info->payload_minor = CPU_PAYLOAD_MINOR;
-    return CDNN_STATUS_SUCCESS;
+    return sdk_engine_info(&cpu_table, index, info);
 }
-
-/* The one knob: how many threads an engine's own loops use (OpenBLAS
- * keeps its own thread count). */
-#define THREADS_KNOB "cpu.threads.count"
-
-static const cdnn_knob_info_t threads_knob = {
-    THREADS_KNOB,
-    "threads an engine's own loops use (not OpenBLAS's); 0: all the device's",
-    0, 1024, 0};
 
 static int32_t cpu_knob_count(void *state, int32_t index)
 {
     (void)state;
-    const cpu_engine_t *e = NULL;
-    return engine_at(index, &e) == CDNN_STATUS_SUCCESS && e->threaded ? 1 : 0;
+    return sdk_knob_count(&cpu_table, index);
 }
 
 static cdnn_status_t cpu_knob_info(void *state, int32_t index, int32_t knob,
                                    cdnn_knob_info_t *info)
 {
-    if (knob != 0 || cpu_knob_count(state, index) == 0)
-        return cpu_fail(CDNN_STATUS_NOT_FOUND, "no knob number %d", knob);
-    *info = threads_knob;
-    return CDNN_STATUS_SUCCESS;
+    (void)state;
+    return sdk_knob_info(&cpu_table, index, knob, info);
 }
 
 /* Benchmarking also times a threaded engine on one thread: small problems
@@ -122,7 +116,7 @@ static cdnn_status_t cpu_variant_knob(void *state, int32_t index,
                                       cdnn_knob_value_t *knob)
 {
     if (variant != 0 || cpu_variant_count(state, index, device, graph) == 0)
-        return cpu_fail(CDNN_STATUS_NOT_FOUND, "no variant number %d", variant);
+        return sdk_fail(CDNN_STATUS_NOT_FOUND, "no variant number %d", variant);
     *knob = (cdnn_knob_value_t){THREADS_KNOB, 1};
     return CDNN_STATUS_SUCCESS;
 }
@@ -141,7 +135,7 @@ static cdnn_device_view_t with_threads(const cdnn_device_view_t *device,
 static cdnn_status_t check_device(const cdnn_device_view_t *device)
 {
     if (device->kind != CDNN_DEVICE_CPU)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "runs on the CPU only, not on %s", device->name);
     return CDNN_STATUS_SUCCESS;
 }
@@ -151,12 +145,12 @@ static cdnn_status_t cpu_applicable(void *state, int32_t index,
                                     const cdnn_graph_view_t *graph)
 {
     (void)state;
-    const cpu_engine_t *e = NULL;
-    cdnn_status_t st = engine_at(index, &e);
+    const sdk_engine_t *e = NULL;
+    cdnn_status_t st = sdk_engine_at(&cpu_table, index, &e);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_device(device);
     if (st == CDNN_STATUS_SUCCESS)
-        st = e->applicable(graph);
+        st = impl_of(e)->applicable(graph);
     return st;
 }
 
@@ -165,7 +159,7 @@ static void context_free(cpu_context_t *ctx)
     if (!ctx)
         return;
     if (ctx->inner)
-        ctx->engine->destroy(ctx->inner);
+        impl_of(ctx->engine)->destroy(ctx->inner);
     if (ctx->restored_token)
         ctx->host->release_graph(ctx->restored_token);
     free(ctx->payload);
@@ -175,7 +169,7 @@ static void context_free(cpu_context_t *ctx)
 static cdnn_status_t host_failure(const cdnn_provider_host_t *host, cdnn_status_t st,
                                   const char *what)
 {
-    return cpu_fail(st, "%s: %s", what, host->last_error());
+    return sdk_fail(st, "%s: %s", what, host->last_error());
 }
 
 static cdnn_status_t make_payload(cpu_context_t *ctx, const cdnn_graph_view_t *graph,
@@ -205,11 +199,11 @@ static cdnn_status_t context_new(void *state, int32_t index,
         return st;
     cpu_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
-    ctx->engine = cpu_engines[index];
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    ctx->engine = &cpu_engines[index];
     ctx->host = state;
     cdnn_device_view_t threads = with_threads(device, knobs, knob_count);
-    st = ctx->engine->create(&threads, graph, knobs, knob_count, &ctx->inner);
+    st = impl_of(ctx->engine)->create(&threads, graph, knobs, knob_count, &ctx->inner);
     if (st == CDNN_STATUS_SUCCESS && !restored)
         st = make_payload(ctx, graph, knobs, knob_count);
     if (st != CDNN_STATUS_SUCCESS) {
@@ -234,49 +228,21 @@ static cdnn_status_t cpu_context_save(void *context, void *buf, size_t cap,
 {
     const cpu_context_t *ctx = context;
     if (ctx->restored_graph)
-        return cpu_fail(CDNN_STATUS_BAD_STATE, "this plan was loaded from saved bytes; "
+        return sdk_fail(CDNN_STATUS_BAD_STATE, "this plan was loaded from saved bytes; "
                         "cdnn saves it from those bytes and does not call the provider");
     *size = ctx->payload_size;
     if (!buf)
         return CDNN_STATUS_SUCCESS;
     if (cap < ctx->payload_size)
-        return cpu_fail(CDNN_STATUS_SIZE_INSUFFICIENT, "the payload needs %zu bytes, "
+        return sdk_fail(CDNN_STATUS_SIZE_INSUFFICIENT, "the payload needs %zu bytes, "
                         "%zu given", ctx->payload_size, cap);
     memcpy(buf, ctx->payload, ctx->payload_size);
     return CDNN_STATUS_SUCCESS;
 }
 
-/* A payload's knobs must be ones a build could have passed to this
- * engine: declared by it, in range, each once.  Global knobs steer the
- * build (benchmarking, workspace limit) and never reach a payload. */
-static cdnn_status_t check_payload_knobs(void *state, int32_t index,
-                                         const cpu_payload_t *p)
-{
-    const cpu_engine_t *e = cpu_engines[index];
-    for (int32_t i = 0; i < p->knob_count; i++) {
-        const cdnn_knob_value_t *k = &p->knobs[i];
-        for (int32_t j = 0; j < i; j++)
-            if (strcmp(p->knobs[j].name, k->name) == 0)
-                return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is inconsistent: "
-                                "knob %s is given twice", k->name);
-        if (strncmp(k->name, "global.", 7) == 0)
-            return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is inconsistent: it "
-                            "holds the global knob %s, which steers builds and is "
-                            "never saved in a payload", k->name);
-        if (cpu_knob_count(state, index) == 0 || strcmp(k->name, threads_knob.name) != 0)
-            return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is inconsistent: "
-                            "engine %s has no knob %s", e->name, k->name);
-        if (k->value < threads_knob.min_value || k->value > threads_knob.max_value)
-            return cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is inconsistent: "
-                            "knob %s=%lld is outside [%lld, %lld]", k->name,
-                            (long long)k->value, (long long)threads_knob.min_value,
-                            (long long)threads_knob.max_value);
-    }
-    return CDNN_STATUS_SUCCESS;
-}
-
 /* Build a context from a decoded payload's graph, as a build would, and
- * keep the decoded graph, which cdnn checks the plan's record against. */
+ * keep the decoded graph, which cdnn checks the plan's record against.
+ * The payload's knobs must be ones a build could have passed. */
 static cdnn_status_t restore_from(void *state, int32_t index,
                                   const cdnn_device_view_t *device,
                                   const cpu_payload_t *p, void **context)
@@ -284,7 +250,8 @@ static cdnn_status_t restore_from(void *state, int32_t index,
     const cdnn_provider_host_t *host = state;
     const cdnn_graph_view_t *view = NULL;
     void *token = NULL;
-    cdnn_status_t st = check_payload_knobs(state, index, p);
+    cdnn_status_t st = sdk_check_payload_knobs(&cpu_engines[index], p->knobs,
+                                               p->knob_count);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     st = host->graph_decode(p->graph, p->graph_size, &view, &token);
@@ -308,16 +275,16 @@ static cdnn_status_t cpu_context_restore(void *state, int32_t index,
                                          void **context)
 {
     (void)graph; /* the payload carries the graph the plan was built from */
-    const cpu_engine_t *e = NULL;
+    const sdk_engine_t *e = NULL;
     cpu_payload_t p;
-    cdnn_status_t st = engine_at(index, &e);
+    cdnn_status_t st = sdk_engine_at(&cpu_table, index, &e);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     st = cpu_payload_decode(payload, size, &p);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     if (strcmp(p.engine, e->name) != 0)
-        st = cpu_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is for engine %s, not %s",
+        st = sdk_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is for engine %s, not %s",
                       p.engine, e->name);
     else
         st = restore_from(state, index, device, &p, context);
@@ -328,13 +295,13 @@ static cdnn_status_t cpu_context_restore(void *state, int32_t index,
 static cdnn_status_t cpu_workspace_size(void *context, size_t *bytes)
 {
     cpu_context_t *ctx = context;
-    return ctx->engine->workspace_size(ctx->inner, bytes);
+    return impl_of(ctx->engine)->workspace_size(ctx->inner, bytes);
 }
 
 static cdnn_status_t cpu_execute(void *context, const cdnn_exec_args_t *args)
 {
     cpu_context_t *ctx = context;
-    return ctx->engine->execute(ctx->inner, args);
+    return impl_of(ctx->engine)->execute(ctx->inner, args);
 }
 
 static void cpu_context_destroy(void *context)
@@ -347,7 +314,7 @@ static cdnn_status_t cpu_context_graph(void *context, const cdnn_graph_view_t **
     const cpu_context_t *ctx = context;
     *graph = ctx->restored_graph;
     if (!*graph)
-        return cpu_fail(CDNN_STATUS_BAD_STATE, "the context was built, not restored; "
+        return sdk_fail(CDNN_STATUS_BAD_STATE, "the context was built, not restored; "
                         "cdnn holds its graph");
     return CDNN_STATUS_SUCCESS;
 }
@@ -367,12 +334,6 @@ static cdnn_status_t cpu_code_trusted(void *state, int32_t index, const void *pa
     return st;
 }
 
-static const char *cpu_provider_last_error(void *state)
-{
-    (void)state;
-    return cpu_last_error();
-}
-
 static const cdnn_provider_t cpu_provider = {
     .abi_major = CDNN_PROVIDER_ABI_MAJOR,
     .abi_minor = CDNN_PROVIDER_ABI_MINOR,
@@ -388,7 +349,7 @@ static const cdnn_provider_t cpu_provider = {
     .workspace_size = cpu_workspace_size,
     .execute = cpu_execute,
     .context_destroy = cpu_context_destroy,
-    .last_error = cpu_provider_last_error,
+    .last_error = sdk_last_error,
     .context_save = cpu_context_save,
     .context_restore = cpu_context_restore,
     .knob_count = cpu_knob_count,

@@ -35,7 +35,7 @@ static cdnn_status_t find_space(const cdnn_graph_view_t *g, int32_t first,
         if (y->is_virtual)
             continue;
         if (*space && !same_dims(*space, y))
-            return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                             "outputs '%s' and '%s' differ in shape; one pass "
                             "can write only outputs of one shape",
                             (*space)->name, y->name);
@@ -43,7 +43,7 @@ static cdnn_status_t find_space(const cdnn_graph_view_t *g, int32_t first,
             *space = y;
     }
     if (!*space)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the pointwise nodes write no non-virtual tensor");
     return CDNN_STATUS_SUCCESS;
 }
@@ -54,12 +54,12 @@ static cdnn_status_t space_strides(const pw_program_t *p,
                                    int64_t *strides)
 {
     if (t->rank != p->rank)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "tensor '%s' has rank %d, the pointwise output %d",
                         t->name, t->rank, p->rank);
     for (int32_t d = 0; d < t->rank; d++) {
         if (t->dims[d] != 1 && t->dims[d] != p->dims[d])
-            return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                             "tensor '%s' dim %d is %lld; it must be 1 or "
                             "%lld to broadcast to the output",
                             t->name, d, (long long)t->dims[d],
@@ -86,12 +86,12 @@ static cdnn_status_t add_tensor_input(pw_compiler_t *c, int32_t index)
     if (t->is_scalar)
         return pw_add_const(c->p, scalar_of(t), value);
     if (t->is_virtual)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "virtual tensor '%s' is not computed by the "
                         "pointwise nodes",
                         t->name);
     if (!pw_type_loadable(t->type))
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "input '%s' is %s; pointwise work reads f32, f16, "
                         "bf16, bool, i8 and u8",
                         t->name, cdnn_data_type_name(t->type));
@@ -111,7 +111,7 @@ static cdnn_status_t check_result(const cdnn_node_view_t *node,
                                  y->type == CDNN_DATA_TYPE_BOOL
                            : pw_type_storable(y->type);
     if (!ok)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "node '%s' writes %s tensor '%s' as %s; pointwise "
                         "work writes f32, f16, bf16 and bool (and keeps "
                         "virtual f64 in float)",
@@ -123,7 +123,7 @@ static cdnn_status_t check_result(const cdnn_node_view_t *node,
 static cdnn_status_t add_node(pw_compiler_t *c, const cdnn_node_view_t *node)
 {
     if (node->op != CDNN_OP_POINTWISE)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "node '%s' is %s, not pointwise", node->name,
                         cdnn_op_name(node->op));
     int32_t arity = cdnn_pointwise_arity(node->attr.pointwise.mode);
@@ -157,7 +157,7 @@ cdnn_status_t pw_compile_graph(pw_program_t *p, const cdnn_graph_view_t *g,
                                int32_t threads)
 {
     if (g->tensor_count > PW_MAX_GRAPH_TENSORS)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the graph has %d tensors; the fast engines take at "
                         "most %d",
                         g->tensor_count, PW_MAX_GRAPH_TENSORS);
@@ -166,7 +166,7 @@ cdnn_status_t pw_compile_graph(pw_program_t *p, const cdnn_graph_view_t *g,
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     if (entry_tensor >= 0 && !same_dims(&g->tensors[entry_tensor], space))
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "output '%s' does not have the shape of '%s'; the "
                         "pointwise epilogue cannot broadcast it",
                         space->name, g->tensors[entry_tensor].name);

@@ -32,7 +32,7 @@ static cdnn_status_t new_value(pw_program_t *p, pw_value_kind_t kind,
                                int32_t index, int32_t *value)
 {
     if (p->value_count >= PW_MAX_VALUES)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the pointwise work has more than %d values",
                         PW_MAX_VALUES);
     pw_value_t *v = &p->values[p->value_count];
@@ -47,7 +47,7 @@ static cdnn_status_t new_io(pw_program_t *p, int32_t tensor,
                             int32_t *io)
 {
     if (p->io_count >= PW_MAX_IO)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the pointwise work reads and writes more than %d "
                         "tensors",
                         PW_MAX_IO);
@@ -89,7 +89,7 @@ cdnn_status_t pw_add_op(pw_program_t *p, const cdnn_pointwise_attr_t *attr,
                         const int32_t in[3], int32_t to_bool, int32_t *value)
 {
     if (p->op_count >= PW_MAX_OPS)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "the pointwise work has more than %d nodes",
                         PW_MAX_OPS);
     cdnn_status_t st = new_value(p, PW_VALUE_OP, p->op_count, value);
@@ -227,7 +227,7 @@ static cdnn_status_t take_slot(pw_program_t *p, slot_pool_t *pool,
             return CDNN_STATUS_SUCCESS;
         }
     }
-    return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+    return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                     "the pointwise work keeps more than %d values alive at "
                     "once",
                     PW_MAX_SLOTS);

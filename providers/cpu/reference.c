@@ -31,15 +31,15 @@ typedef struct ref_context {
 static cdnn_status_t ref_applicable(const cdnn_graph_view_t *graph)
 {
     if (graph->node_count < 1)
-        return cpu_fail(CDNN_STATUS_NOT_SUPPORTED, "the graph has no node");
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the graph has no node");
     for (int32_t i = 0; i < graph->node_count; i++)
         if ((unsigned)graph->nodes[i].op >= CDNN_OP_COUNT)
-            return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                             "node '%s' has an unknown op (%d)",
                             graph->nodes[i].name, (int)graph->nodes[i].op);
     for (int32_t i = 0; i < graph->tensor_count; i++)
         if (cdnn_data_type_size(graph->tensors[i].type) == 0)
-            return cpu_fail(CDNN_STATUS_NOT_SUPPORTED,
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                             "tensor '%s' has an unknown data type (%d)",
                             graph->tensors[i].name,
                             (int)graph->tensors[i].type);
@@ -99,7 +99,7 @@ static cdnn_status_t ref_create(const cdnn_device_view_t *device,
     (void)knob_count;
     ref_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     cdnn_status_t st = cpu_graph_copy(&ctx->graph, graph);
     if (st != CDNN_STATUS_SUCCESS) {
         free(ctx);
@@ -109,7 +109,7 @@ static cdnn_status_t ref_create(const cdnn_device_view_t *device,
         calloc((size_t)graph->tensor_count + 1, sizeof *ctx->workspace_offsets);
     if (!ctx->workspace_offsets) {
         ref_destroy(ctx);
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     }
     lay_out_workspace(ctx);
     *context = ctx;
@@ -177,7 +177,7 @@ static cdnn_status_t run_node(const cdnn_node_view_t *node,
     case CDNN_OP_RMSNORM: ref_rmsnorm(node, &t); break;
     case CDNN_OP_SDPA_FWD: return ref_sdpa_fwd(node, &t);
     default:
-        return cpu_fail(CDNN_STATUS_INTERNAL_ERROR,
+        return sdk_fail(CDNN_STATUS_INTERNAL_ERROR,
                         "node '%s' has an unknown op (%d)", node->name,
                         (int)node->op);
     }
@@ -203,7 +203,7 @@ static cdnn_status_t ref_execute(void *context, const cdnn_exec_args_t *args)
 {
     const ref_context_t *ctx = context;
     if (ctx->workspace_bytes > 0 && !args->workspace)
-        return cpu_fail(CDNN_STATUS_BAD_PARAM,
+        return sdk_fail(CDNN_STATUS_BAD_PARAM,
                         "the plan needs %zu bytes of workspace but none was "
                         "given",
                         ctx->workspace_bytes);
@@ -215,7 +215,7 @@ static cdnn_status_t ref_execute(void *context, const cdnn_exec_args_t *args)
     if (ptrs && tensors)
         st = run_graph(ctx, args, ptrs, tensors);
     else
-        st = cpu_fail(CDNN_STATUS_ALLOC_FAILED,
+        st = sdk_fail(CDNN_STATUS_ALLOC_FAILED,
                       "out of memory binding %zu tensors", n - 1);
     free(ptrs);
     free(tensors);
@@ -223,8 +223,6 @@ static cdnn_status_t ref_execute(void *context, const cdnn_exec_args_t *args)
 }
 
 const cpu_engine_t cpu_reference_engine = {
-    .name = "cpu:reference",
-    .rank = 0,
     .applicable = ref_applicable,
     .create = ref_create,
     .workspace_size = ref_workspace_size,

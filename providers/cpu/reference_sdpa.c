@@ -101,7 +101,7 @@ cdnn_status_t ref_sdpa_fwd(const cdnn_node_view_t *node,
      * shared between threads. */
     double *p = malloc((size_t)s.keys * sizeof *p);
     if (!p)
-        return cpu_fail(CDNN_STATUS_ALLOC_FAILED,
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED,
                         "node '%s': out of memory for %lld attention scores",
                         node->name, (long long)s.keys);
     const int64_t *o_dims = t->out[0]->view->dims;
