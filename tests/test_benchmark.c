@@ -1,7 +1,7 @@
 /*
- * test_benchmark.c -- benchmarking plans, knobs and the winner cache (SPEC
- * §3, issue 4), with the planted provider (tests/providers/
- * planted_provider.c), whose engines cost what it says:
+ * test_benchmark.c -- benchmarking plans, knobs and the winner cache (README:
+ * benchmarking; docs/CONTRACT.md rules 3 and 9), with the planted provider
+ * (tests/providers/planted_provider.c), whose engines cost what it says:
  *
  *   planted:fast 200 us < planted:medium 1000 us < planted:medium
  *   [planted.cost.scale=250] 2500 us < planted:slow 8000 us
@@ -1006,7 +1006,10 @@ static void test_cache_compacts_to_live_records(void **state)
     cdnn_handle_t *h = open_handle();
     benchmark_once(h, 3);
     benchmark_once(h, 4);
-    char *a = sealed(cached_json(0)), *b = sealed(cached_json(1));
+    char *json_a = cached_json(0), *json_b = cached_json(1);
+    char *a = sealed(json_a), *b = sealed(json_b);
+    free(json_a);
+    free(json_b);
     char *newer = sealed("{\"v\":3,\"from\":\"a newer cdnn\"}");
     char *stale = sealed("{\"v\":1,\"key\":\"00\",\"device\":\"cuda/X/sm_90\","
                          "\"lib\":\"0.1.0\",\"ranking\":[]}");

@@ -278,11 +278,11 @@ typedef struct cdnn_provider {
                                   const cdnn_graph_view_t *graph, int32_t index,
                                   cdnn_knob_value_t *knob);
 
-    /** Strict mode (CDNN_TRUSTED_CODE=pack, SPEC rule 10): SUCCESS only if
-     * every code object in the payload is present, by SHA-256, in a kernel
-     * pack installed here; a payload with no code object vouches
-     * trivially.  NULL: the provider cannot vouch, and strict mode refuses
-     * its plans. */
+    /** Strict mode (CDNN_TRUSTED_CODE=pack, docs/CONTRACT.md rule 10):
+     * SUCCESS only if every code object in the payload is present, by
+     * SHA-256, in a kernel pack installed here; a payload with no code
+     * object vouches trivially.  NULL: the provider cannot vouch, and
+     * strict mode refuses its plans. */
     cdnn_status_t (*code_trusted)(void *state, int32_t engine,
                                   const void *payload, size_t size);
 

@@ -17,6 +17,7 @@
 #include <cdnn/provider.h>
 
 #include "graph_part.h"
+#include "identity_copy.h"
 
 #ifndef COUNTING_VERSION
 #define COUNTING_VERSION "1.0.0"
@@ -68,46 +69,25 @@ static cdnn_status_t engine_info(void *state, int32_t engine, cdnn_provider_engi
     return CDNN_STATUS_SUCCESS;
 }
 
-static uint64_t packed_elements(const cdnn_tensor_view_t *t)
-{
-    uint64_t n = 1, stride = 1;
-    for (int32_t d = t->rank - 1; d >= 0; d--) {
-        if (t->dims[d] > 1 && t->strides[d] != (int64_t)stride)
-            return 0;
-        stride *= (uint64_t)t->dims[d];
-        n *= (uint64_t)t->dims[d];
-    }
-    return n;
-}
-
 static cdnn_status_t applicable(void *state, int32_t engine, const cdnn_device_view_t *device,
                                 const cdnn_graph_view_t *g)
 {
     (void)state;
     (void)engine;
-    const cdnn_node_view_t *n = g->node_count == 1 ? &g->nodes[0] : NULL;
-    if (device->kind != CDNN_DEVICE_CPU || !n || n->op != CDNN_OP_POINTWISE ||
-        n->attr.pointwise.mode != CDNN_PW_IDENTITY) {
-        message = "test:counting runs one identity pointwise node on the CPU";
-        return CDNN_STATUS_NOT_SUPPORTED;
-    }
-    const cdnn_tensor_view_t *x = &g->tensors[n->inputs[0]], *y = &g->tensors[n->outputs[0]];
-    uint64_t count = packed_elements(x);
-    if (x->type != CDNN_DATA_TYPE_F32 || y->type != CDNN_DATA_TYPE_F32 || !count ||
-        count != packed_elements(y)) {
-        message = "test:counting needs packed f32 tensors of one shape";
-        return CDNN_STATUS_NOT_SUPPORTED;
-    }
-    return CDNN_STATUS_SUCCESS;
+    const char *why = identity_copy_refusal(device, g);
+    if (!why)
+        return CDNN_STATUS_SUCCESS;
+    message = why;
+    return CDNN_STATUS_NOT_SUPPORTED;
 }
 
 /* The fixed fields, from an applicable graph. */
 static void describe(const cdnn_graph_view_t *g, counting_context_t *ctx)
 {
-    const cdnn_node_view_t *n = &g->nodes[0];
-    ctx->x_uid = g->tensors[n->inputs[0]].uid;
-    ctx->y_uid = g->tensors[n->outputs[0]].uid;
-    ctx->elements = packed_elements(&g->tensors[n->inputs[0]]);
+    identity_copy_t copy = identity_copy_of(g);
+    ctx->x_uid = copy.x_uid;
+    ctx->y_uid = copy.y_uid;
+    ctx->elements = copy.elements;
 }
 
 static cdnn_status_t context_create(void *state, int32_t engine, const cdnn_device_view_t *device,
@@ -139,19 +119,11 @@ static cdnn_status_t workspace_size(void *context, size_t *bytes)
     return CDNN_STATUS_SUCCESS;
 }
 
-static void *pointer_of(const cdnn_exec_args_t *args, int64_t uid)
-{
-    for (int32_t i = 0; i < args->count; i++)
-        if (args->uids[i] == uid)
-            return args->ptrs[i];
-    return NULL;
-}
-
 static cdnn_status_t execute(void *context, const cdnn_exec_args_t *args)
 {
     const counting_context_t *ctx = context;
-    const void *x = pointer_of(args, ctx->x_uid);
-    void *y = pointer_of(args, ctx->y_uid);
+    const void *x = identity_pointer_of(args, ctx->x_uid);
+    void *y = identity_pointer_of(args, ctx->y_uid);
     if (!x || !y) {
         message = "test:counting lacks a pointer";
         return CDNN_STATUS_BAD_PARAM;

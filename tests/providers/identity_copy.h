@@ -1,6 +1,6 @@
 /*
- * identity_copy.h -- what the copying test providers share (planted,
- * async): their engines run a graph of one f32 IDENTITY pointwise node over
+ * identity_copy.h -- what the copying test providers share (counting,
+ * planted, async): their engines run a graph of one f32 IDENTITY pointwise node over
  * packed tensors of one shape on the CPU, by copying x to y.
  */
 #ifndef CDNN_TEST_IDENTITY_COPY_H
