@@ -1,13 +1,16 @@
 /*
  * test_fixtures.c -- artifacts saved by an older cdnn keep loading.
  *
- * tests/fixtures/v1.0/ holds graphs (.cdg), containers (.cdgp: graph and
- * plan, or graph only) and bare plans (.cdp) in format 1.0, written by the
- * cdnn of commit 7b7392f (the README there says how).  Every later cdnn
- * must load them.  For every fixture, with the current library:
+ *   test_fixtures DIR
  *
- *   - it is what its name says (cdnn_blob_inspect: kind, format 1.0, and
- *     for plans the engine named in the file name);
+ * Each tests/fixtures/vX.Y/ holds graphs (.cdg), containers (.cdgp: graph
+ * and plan, or graph only) and bare plans (.cdp) written by one cdnn (its
+ * README says which and how), and a file VERSIONS naming the formats they
+ * are in ("graph 1.0", "container 1.0", "plan 1.0", one a line).  Every
+ * later cdnn must load them.  For every fixture, with the current library:
+ *
+ *   - it is what its name says (cdnn_blob_inspect: kind, the formats of
+ *     VERSIONS, and for plans the engine named in the file name);
  *   - it loads (graphs and containers: cdnn_graph_load, with a CPU handle
  *     for containers, whose plan is then loaded too; containers also
  *     through cdnn_plan_load; plans: cdnn_plan_load);
@@ -18,7 +21,7 @@
  *   - a loaded plan re-saves in PLAN form to exactly the fixture's plan
  *     bytes (for containers, the container's plan part, which is also the
  *     .cdp fixture);
- *   - a graph loaded from a 1.0 graph or container re-saves (GRAPH, and
+ *   - a graph loaded from a fixture graph or container re-saves (GRAPH, and
  *     GRAPH_AND_PLAN once it has a plan) in the current formats, and what
  *     it saves loads again, runs the same, and keeps the same content key.
  *
@@ -52,6 +55,15 @@
 #define MAX_IO 16
 #define MAX_FIXTURES 256
 
+/* The directory under test and the formats its VERSIONS file names. */
+static const char *fixtures_dir;
+typedef struct format_version {
+    int major, minor;
+} format_version_t;
+static struct {
+    format_version_t graph, container, plan;
+} formats;
+
 /* ---- bytes ------------------------------------------------------------------ */
 
 typedef struct bytes {
@@ -62,7 +74,7 @@ typedef struct bytes {
 static bytes_t read_fixture(const char *name)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s", FIXTURES_DIR, name);
+    snprintf(path, sizeof path, "%s/%s", fixtures_dir, name);
     FILE *f = fopen(path, "rb");
     if (!f)
         fail_msg("cannot open %s", path);
@@ -305,15 +317,15 @@ static void expect_inspected(bytes_t b, const fixture_t *f, uint32_t contents,
     cdnn_blob_info_t *info = NULL;
     OK(cdnn_blob_inspect(b.data, b.size, &info));
     assert_int_equal(info->contents, contents);
-    assert_int_equal(info->container_major, container ? 1 : 0);
-    assert_int_equal(info->container_minor, 0);
+    assert_int_equal(info->container_major, container ? formats.container.major : 0);
+    assert_int_equal(info->container_minor, container ? formats.container.minor : 0);
     if (contents & CDNN_BLOB_GRAPH) {
-        assert_int_equal(info->graph_major, 1);
-        assert_int_equal(info->graph_minor, 0);
+        assert_int_equal(info->graph_major, formats.graph.major);
+        assert_int_equal(info->graph_minor, formats.graph.minor);
     }
     if (contents & CDNN_BLOB_PLAN) {
-        assert_int_equal(info->plan_major, 1);
-        assert_int_equal(info->plan_minor, 0);
+        assert_int_equal(info->plan_major, formats.plan.major);
+        assert_int_equal(info->plan_minor, formats.plan.minor);
         assert_true(info->plan_verified);
         assert_string_equal(info->engine_name, f->engine);
         assert_string_equal(info->device, "cpu");
@@ -541,9 +553,9 @@ static int by_name(const void *a, const void *b)
  * files that document or make them. */
 static int list_fixtures(void)
 {
-    DIR *d = opendir(FIXTURES_DIR);
+    DIR *d = opendir(fixtures_dir);
     if (!d) {
-        fprintf(stderr, "cannot open %s\n", FIXTURES_DIR);
+        fprintf(stderr, "cannot open %s\n", fixtures_dir);
         return -1;
     }
     struct dirent *e;
@@ -551,7 +563,7 @@ static int list_fixtures(void)
     while ((e = readdir(d)) != NULL) {
         const char *n = e->d_name;
         size_t len = strlen(n);
-        if (n[0] == '.' || strcmp(n, "README.md") == 0 ||
+        if (n[0] == '.' || strcmp(n, "README.md") == 0 || strcmp(n, "VERSIONS") == 0 ||
             (len > 2 && strcmp(n + len - 2, ".c") == 0) ||
             (len > 3 && strcmp(n + len - 3, ".sh") == 0))
             continue;
@@ -561,7 +573,7 @@ static int list_fixtures(void)
             (!f.engine[0] && strcmp(f.ext, "cdgp"))) {
             fprintf(stderr, "%s/%s: not a fixture name "
                     "(<example>.<cpu-engine>.{cdg,cdgp,cdp} or "
-                    "<example>.graph-only.cdgp)\n", FIXTURES_DIR, n);
+                    "<example>.graph-only.cdgp)\n", fixtures_dir, n);
             bad = 1;
             continue;
         }
@@ -577,9 +589,38 @@ static int list_fixtures(void)
     return bad ? -1 : 0;
 }
 
-int main(void)
+/* VERSIONS: "graph M.m", "container M.m" and "plan M.m", one a line. */
+static int read_versions(void)
 {
-    if (list_fixtures() != 0)
+    char path[1024], kind[16];
+    int major, minor, seen = 0;
+    snprintf(path, sizeof path, "%s/VERSIONS", fixtures_dir);
+    FILE *f = fopen(path, "r");
+    while (f && fscanf(f, "%15s %d.%d", kind, &major, &minor) == 3) {
+        format_version_t *at = strcmp(kind, "graph") == 0       ? &formats.graph
+                               : strcmp(kind, "container") == 0 ? &formats.container
+                               : strcmp(kind, "plan") == 0      ? &formats.plan
+                                                                : NULL;
+        if (at) {
+            *at = (format_version_t){major, minor};
+            seen++;
+        }
+    }
+    if (f)
+        fclose(f);
+    if (seen != 3)
+        fprintf(stderr, "%s: expected graph, container and plan versions\n", path);
+    return seen == 3 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_fixtures DIR\n");
+        return 2;
+    }
+    fixtures_dir = argv[1];
+    if (read_versions() != 0 || list_fixtures() != 0)
         return 1;
     /* the default search path: the providers of this build */
     if (cdnn_set_provider_path(NULL) != CDNN_STATUS_SUCCESS) {
@@ -602,7 +643,7 @@ int main(void)
         if (kinds[k] < 5) {
             fprintf(stderr, "%s: only %d fixtures of kind %d (cdg, cdp, "
                     "graph+plan cdgp, graph-only cdgp); expected 5 or more\n",
-                    FIXTURES_DIR, kinds[k], k);
+                    fixtures_dir, kinds[k], k);
             return 1;
         }
     test_filter_from_environment();
