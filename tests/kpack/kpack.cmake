@@ -1,0 +1,7 @@
+# Kernel packs (<cdnn_sdk/kpack.h>, `cdnn pack`).  Included from
+# tests/CMakeLists.txt, which defines CMOCKA_LIBRARY.
+
+# The SDK's reader and writer: round trip, every check alone, rule 4.
+add_executable(test_kpack ${CMAKE_CURRENT_LIST_DIR}/test_kpack.c)
+target_link_libraries(test_kpack PRIVATE cdnn_sdk ${CMOCKA_LIBRARY} Threads::Threads)
+add_test(NAME kpack COMMAND test_kpack)
