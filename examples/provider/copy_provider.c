@@ -31,6 +31,7 @@
 #include <cdnn_sdk/engines.h>
 #include <cdnn_sdk/error.h>
 #include <cdnn_sdk/flatbuf.h>
+#include <cdnn_sdk/payload_graph.h>
 
 #define PAYLOAD_IDENTIFIER "EXCP"
 #define PAYLOAD_MAJOR 1
@@ -157,15 +158,13 @@ typedef struct copy_context {
     copy_t copy;
     uint8_t *payload;
     size_t payload_size;
-    const cdnn_graph_view_t *restored_graph;
-    void *restored_token;
+    sdk_payload_graph_t restored; /* .view NULL unless restored */
 } copy_context_t;
 
 static void context_destroy(void *context)
 {
     copy_context_t *ctx = context;
-    if (ctx->restored_token)
-        ctx->host->release_graph(ctx->restored_token);
+    sdk_payload_graph_release(&ctx->restored);
     free(ctx->payload);
     free(ctx);
 }
@@ -181,14 +180,12 @@ static cdnn_status_t context_new(const cdnn_provider_host_t *host, copy_context_
 
 static cdnn_status_t make_payload(copy_context_t *ctx, const cdnn_graph_view_t *g)
 {
-    uint8_t *graph = NULL;
-    size_t graph_size = 0;
-    cdnn_status_t st = ctx->host->graph_encode(g, &graph, &graph_size);
-    if (st != CDNN_STATUS_SUCCESS)
-        return sdk_fail(st, "cdnn could not encode the graph: %s", ctx->host->last_error());
-    st = payload_encode(&ctx->copy, graph, graph_size, &ctx->payload,
-                                      &ctx->payload_size);
-    ctx->host->release_bytes(graph);
+    sdk_payload_graph_t encoded;
+    cdnn_status_t st = sdk_payload_graph_encode(ctx->host, g, &encoded);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = payload_encode(&ctx->copy, encoded.bytes, encoded.size, &ctx->payload,
+                            &ctx->payload_size);
+    sdk_payload_graph_release(&encoded);
     return st;
 }
 
@@ -198,14 +195,14 @@ static cdnn_status_t restore_graph(copy_context_t *ctx, const cdnn_device_view_t
                                    const uint8_t *graph, size_t graph_size,
                                    const copy_t *claimed)
 {
-    cdnn_status_t st = ctx->host->graph_decode(graph, graph_size, &ctx->restored_graph,
-                                               &ctx->restored_token);
-    if (st != CDNN_STATUS_SUCCESS)
-        return sdk_fail(st, "the payload's graph does not load: %s", ctx->host->last_error());
-    st = check_graph(device, ctx->restored_graph);
+    cdnn_status_t st = sdk_payload_graph_decode(ctx->host, graph, graph_size,
+                                                &ctx->restored);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    ctx->copy = copy_of(ctx->restored_graph);
+    st = check_graph(device, ctx->restored.view);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    ctx->copy = copy_of(ctx->restored.view);
     if (!same_copy(&ctx->copy, claimed))
         return sdk_fail(CDNN_STATUS_CORRUPT_DATA, "the payload is inconsistent: its uids "
                         "and byte count are not those of the graph it carries");
@@ -360,7 +357,7 @@ static cdnn_status_t context_restore(void *state, int32_t engine,
 static cdnn_status_t context_graph(void *context, const cdnn_graph_view_t **graph)
 {
     const copy_context_t *ctx = context;
-    *graph = ctx->restored_graph;
+    *graph = ctx->restored.view;
     return *graph ? CDNN_STATUS_SUCCESS
                   : sdk_fail(CDNN_STATUS_BAD_STATE, "the context was built, not restored; "
                              "cdnn holds its graph");

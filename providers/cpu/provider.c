@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include <cdnn_sdk/engines.h>
+#include <cdnn_sdk/error.h>
+#include <cdnn_sdk/payload_graph.h>
 
 #include "payload.h"
 
@@ -53,8 +55,7 @@ typedef struct cpu_context {
     void *inner;
     uint8_t *payload;
     size_t payload_size;
-    const cdnn_graph_view_t *restored_graph; /* NULL unless restored */
-    void *restored_token;                     /* the host's, for release */
+    sdk_payload_graph_t restored; /* .view NULL unless restored */
 } cpu_context_t;
 
 /* The provider's state is the host's table: its services (graph bytes for
@@ -160,29 +161,20 @@ static void context_free(cpu_context_t *ctx)
         return;
     if (ctx->inner)
         impl_of(ctx->engine)->destroy(ctx->inner);
-    if (ctx->restored_token)
-        ctx->host->release_graph(ctx->restored_token);
+    sdk_payload_graph_release(&ctx->restored);
     free(ctx->payload);
     free(ctx);
-}
-
-static cdnn_status_t host_failure(const cdnn_provider_host_t *host, cdnn_status_t st,
-                                  const char *what)
-{
-    return sdk_fail(st, "%s: %s", what, host->last_error());
 }
 
 static cdnn_status_t make_payload(cpu_context_t *ctx, const cdnn_graph_view_t *graph,
                                   const cdnn_knob_value_t *knobs, int32_t knob_count)
 {
-    uint8_t *graph_bytes = NULL;
-    size_t graph_size = 0;
-    cdnn_status_t st = ctx->host->graph_encode(graph, &graph_bytes, &graph_size);
-    if (st != CDNN_STATUS_SUCCESS)
-        return host_failure(ctx->host, st, "encoding the graph for the plan payload");
-    st = cpu_payload_encode(ctx->engine->name, knobs, knob_count, graph_bytes,
-                            graph_size, &ctx->payload, &ctx->payload_size);
-    ctx->host->release_bytes(graph_bytes);
+    sdk_payload_graph_t encoded;
+    cdnn_status_t st = sdk_payload_graph_encode(ctx->host, graph, &encoded);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cpu_payload_encode(ctx->engine->name, knobs, knob_count, encoded.bytes,
+                                encoded.size, &ctx->payload, &ctx->payload_size);
+    sdk_payload_graph_release(&encoded);
     return st;
 }
 
@@ -227,7 +219,7 @@ static cdnn_status_t cpu_context_save(void *context, void *buf, size_t cap,
                                       size_t *size)
 {
     const cpu_context_t *ctx = context;
-    if (ctx->restored_graph)
+    if (ctx->restored.view)
         return sdk_fail(CDNN_STATUS_BAD_STATE, "this plan was loaded from saved bytes; "
                         "cdnn saves it from those bytes and does not call the provider");
     *size = ctx->payload_size;
@@ -247,24 +239,20 @@ static cdnn_status_t restore_from(void *state, int32_t index,
                                   const cdnn_device_view_t *device,
                                   const cpu_payload_t *p, void **context)
 {
-    const cdnn_provider_host_t *host = state;
-    const cdnn_graph_view_t *view = NULL;
-    void *token = NULL;
+    sdk_payload_graph_t graph;
     cdnn_status_t st = sdk_check_payload_knobs(&cpu_engines[index], p->knobs,
                                                p->knob_count);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = sdk_payload_graph_decode(state, p->graph, p->graph_size, &graph);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    st = host->graph_decode(p->graph, p->graph_size, &view, &token);
-    if (st != CDNN_STATUS_SUCCESS)
-        return host_failure(host, st, "the payload's graph does not load");
-    st = context_new(state, index, device, view, p->knobs, p->knob_count, 1, context);
+    st = context_new(state, index, device, graph.view, p->knobs, p->knob_count, 1,
+                     context);
     if (st != CDNN_STATUS_SUCCESS) {
-        host->release_graph(token);
+        sdk_payload_graph_release(&graph);
         return st;
     }
-    cpu_context_t *ctx = *context;
-    ctx->restored_graph = view;
-    ctx->restored_token = token;
+    ((cpu_context_t *)*context)->restored = graph;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -312,7 +300,7 @@ static void cpu_context_destroy(void *context)
 static cdnn_status_t cpu_context_graph(void *context, const cdnn_graph_view_t **graph)
 {
     const cpu_context_t *ctx = context;
-    *graph = ctx->restored_graph;
+    *graph = ctx->restored.view;
     if (!*graph)
         return sdk_fail(CDNN_STATUS_BAD_STATE, "the context was built, not restored; "
                         "cdnn holds its graph");

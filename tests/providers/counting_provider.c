@@ -6,7 +6,7 @@
  * It serves one engine, "test:counting", for graphs of a single f32
  * IDENTITY pointwise node over packed tensors: it copies x to y.  Its
  * payload: "CNT1", then the element count and the uids of x and y as u64
- * LE (28 bytes), then the graph (graph_part.h), which restore checks the
+ * LE (28 bytes), then the graph (<cdnn_sdk/payload_graph.h>), which restore checks the
  * fixed fields against.  Tests read the counters through
  * test_counting_calls().
  */
@@ -16,7 +16,8 @@
 
 #include <cdnn/provider.h>
 
-#include "graph_part.h"
+#include <cdnn_sdk/error.h>
+#include <cdnn_sdk/payload_graph.h>
 #include "identity_copy.h"
 
 #ifndef COUNTING_VERSION
@@ -38,7 +39,7 @@ __attribute__((visibility("default"))) void test_counting_calls(int *c, int *s, 
 typedef struct counting_context {
     uint64_t elements;
     int64_t x_uid, y_uid;
-    graph_part_t graph;
+    sdk_payload_graph_t graph;
 } counting_context_t;
 
 static cdnn_status_t init(const cdnn_provider_host_t *host, void **state)
@@ -103,7 +104,7 @@ static cdnn_status_t context_create(void *state, int32_t engine, const cdnn_devi
     if (!ctx)
         return CDNN_STATUS_ALLOC_FAILED;
     describe(g, ctx);
-    if ((st = graph_part_encode(state, g, &ctx->graph)) != CDNN_STATUS_SUCCESS) {
+    if ((st = sdk_payload_graph_encode(state, g, &ctx->graph)) != CDNN_STATUS_SUCCESS) {
         free(ctx);
         return st;
     }
@@ -136,7 +137,7 @@ static cdnn_status_t execute(void *context, const cdnn_exec_args_t *args)
 static void context_destroy(void *context)
 {
     counting_context_t *ctx = context;
-    graph_part_release(&ctx->graph);
+    sdk_payload_graph_release(&ctx->graph);
     free(ctx);
 }
 
@@ -201,10 +202,10 @@ static cdnn_status_t context_restore(void *state, int32_t engine, const cdnn_dev
     counting_context_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return CDNN_STATUS_ALLOC_FAILED;
-    cdnn_status_t st = graph_part_decode(state, p + PAYLOAD_HEAD, size - PAYLOAD_HEAD,
+    cdnn_status_t st = sdk_payload_graph_decode(state, p + PAYLOAD_HEAD, size - PAYLOAD_HEAD,
                                          &ctx->graph);
     if (st != CDNN_STATUS_SUCCESS)
-        message = ((const cdnn_provider_host_t *)state)->last_error();
+        message = sdk_last_error(NULL);
     else
         st = applicable(state, engine, device, ctx->graph.view);
     if (st == CDNN_STATUS_SUCCESS) {

@@ -34,7 +34,8 @@
  * [planted.cost.scale=250]"); tests read them with test_planted_executes()
  * and test_planted_creates().  Payload (context_save): "PLT1",
  * then u32 LE scale and u64 LE elements, x uid, y uid (32 bytes), then the
- * graph (graph_part.h), which restore checks the fixed fields against.
+ * graph (<cdnn_sdk/payload_graph.h>), which restore checks the fixed fields
+ * against.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -45,7 +46,8 @@
 
 #include <cdnn/provider.h>
 
-#include "graph_part.h"
+#include <cdnn_sdk/error.h>
+#include <cdnn_sdk/payload_graph.h>
 #include "identity_copy.h"
 
 #define SCALE_KNOB "planted.cost.scale"
@@ -142,7 +144,7 @@ typedef struct planted_context {
     uint64_t elements;
     int64_t x_uid, y_uid;
     counter_t *counter;
-    graph_part_t graph;
+    sdk_payload_graph_t graph;
 } planted_context_t;
 
 static cdnn_status_t init(const cdnn_provider_host_t *host, void **state)
@@ -258,7 +260,7 @@ static cdnn_status_t context_create(void *state, int32_t engine, const cdnn_devi
     ctx->y_uid = copy.y_uid;
     ctx->elements = copy.elements;
     if ((st = finish_context(ctx)) != CDNN_STATUS_SUCCESS ||
-        (st = graph_part_encode(state, g, &ctx->graph)) != CDNN_STATUS_SUCCESS) {
+        (st = sdk_payload_graph_encode(state, g, &ctx->graph)) != CDNN_STATUS_SUCCESS) {
         free(ctx);
         return st;
     }
@@ -293,7 +295,7 @@ static cdnn_status_t execute(void *context, const cdnn_exec_args_t *args)
 static void context_destroy(void *context)
 {
     planted_context_t *ctx = context;
-    graph_part_release(&ctx->graph);
+    sdk_payload_graph_release(&ctx->graph);
     free(ctx);
 }
 
@@ -434,9 +436,9 @@ static cdnn_status_t context_restore(void *state, int32_t engine, const cdnn_dev
                                (int64_t)get_le(p + 24, 8), NULL, {0}};
     cdnn_status_t st = finish_context(ctx);
     if (st == CDNN_STATUS_SUCCESS &&
-        (st = graph_part_decode(state, p + PAYLOAD_HEAD, size - PAYLOAD_HEAD,
+        (st = sdk_payload_graph_decode(state, p + PAYLOAD_HEAD, size - PAYLOAD_HEAD,
                                 &ctx->graph)) != CDNN_STATUS_SUCCESS)
-        message = ((const cdnn_provider_host_t *)state)->last_error();
+        message = sdk_last_error(NULL);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_against_graph(state, device, ctx);
     if (st != CDNN_STATUS_SUCCESS) {
