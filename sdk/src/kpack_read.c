@@ -118,6 +118,18 @@ static int is_text(const char *s, uint32_t len)
     return 1;
 }
 
+int sdk_kpack_is_name(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return n <= SDK_KPACK_MAX_NAME && is_name(s, (uint32_t)n);
+}
+
+int sdk_kpack_is_text(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return s && n <= SDK_KPACK_MAX_TEXT && is_text(s, (uint32_t)n);
+}
+
 static cdnn_status_t checked_string(parse_t *p, const char *s, uint32_t len, int name,
                                     const char *label, const char *what)
 {

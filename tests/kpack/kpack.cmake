@@ -5,3 +5,8 @@
 add_executable(test_kpack ${CMAKE_CURRENT_LIST_DIR}/test_kpack.c)
 target_link_libraries(test_kpack PRIVATE cdnn_sdk ${CMOCKA_LIBRARY} Threads::Threads)
 add_test(NAME kpack COMMAND test_kpack)
+
+# `cdnn pack build/list/verify` on small descriptors and dummy code objects
+# (tests/kpack/descriptors), hostile descriptors included.
+add_test(NAME kpack_cli COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_kpack_cli.sh
+         $<TARGET_FILE:cdnn_cli> ${CMAKE_CURRENT_LIST_DIR}/descriptors)

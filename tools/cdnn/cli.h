@@ -85,5 +85,6 @@ int cli_build(int argc, char **argv);
 int cli_inspect(int argc, char **argv);
 int cli_resave(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_pack(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const char usage_text[] =
     "  inspect   say what a saved graph, plan or container holds\n"
     "  resave    load a saved plan or graph and save it again\n"
     "  run       run a saved plan on random inputs; time it, check it\n"
+    "  pack      build, list and verify kernel packs\n"
     "  demo      build, run and check two fused graphs\n"
     "  version   print the library version\n"
     "\n"
@@ -100,6 +101,7 @@ int main(int argc, char **argv)
     } commands[] = {
         {"engines", cli_engines}, {"build", cli_build}, {"inspect", cli_inspect},
         {"resave", cli_resave},   {"run", cli_run},     {"demo", cli_demo},
+        {"pack", cli_pack},
         {"version", cli_version}, {"--version", cli_version},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

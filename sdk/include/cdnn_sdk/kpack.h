@@ -215,6 +215,13 @@ const sdk_kpack_engine_t *sdk_kpack_engine(const sdk_kpack_t *pack, int32_t inde
 const sdk_kpack_engine_t *sdk_kpack_find_engine(const sdk_kpack_t *pack,
                                                 const char *name);
 
+/** Whether s may stand where the pack holds a name (an id, symbol, target,
+ * ...: 1..255 printable ASCII characters, no space) or text (at most 65535
+ * printable ASCII characters, spaces included): for tools that check their
+ * input before they write a pack. */
+int sdk_kpack_is_name(const char *s);
+int sdk_kpack_is_text(const char *s);
+
 /* ---- writing ---------------------------------------------------------------- */
 
 typedef struct sdk_kpack_spec_kernel {
