@@ -6,7 +6,9 @@
 # builder (fb_dump) and from Debian's flatc; for fuzz_plan_exec, the body
 # and payload of the plan of each example, and of each small graph in
 # plan_exec_graphs/ (the examples' ops at sizes cheap enough to execute
-# thousands of times a second), on every CPU engine that builds it.
+# thousands of times a second), on every CPU engine that builds it; for
+# fuzz_kpack, packs `cdnn pack build` makes from tests/kpack/descriptors,
+# each as it is (first byte 0) and to be re-sealed (first byte 1).
 #
 #   tests/fuzz/make_corpus.sh CDNN_CLI [FB_DUMP] [OUT]
 #
@@ -25,7 +27,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # winner_cache/ holds hand-written seeds (records in the cache file format)
 # and is left alone.
-for t in graph graph_json container plan cpu_payload plan_exec flatbuf; do
+for t in graph graph_json container plan cpu_payload plan_exec flatbuf kpack; do
     rm -rf "${out:?}/$t"
     mkdir -p "$out/$t"
 done
@@ -110,9 +112,19 @@ if command -v flatc >/dev/null 2>&1; then
         cp "$tmp"/*.* "$out/flatbuf/" 
 fi
 
+descriptors="$root/tests/kpack/descriptors"
+"$cli" pack build "$descriptors/matmul.json" "$descriptors/softmax.json" \
+    -o "$tmp/host.kpack" --version 0.0.0 >/dev/null
+"$cli" pack build "$descriptors/cuda_matmul.json" -o "$tmp/cuda.kpack" --version 0.0.0 \
+    >/dev/null
+for pack in host cuda; do
+    { printf '\0'; cat "$tmp/$pack.kpack"; } >"$out/kpack/$pack.raw"
+    { printf '\1'; cat "$tmp/$pack.kpack"; } >"$out/kpack/$pack.resealed"
+done
+
 du -sh "$out"
 # winner_cache/ holds hand-written seeds (records in the cache file format)
 # and is left alone.
-for t in graph graph_json container plan cpu_payload plan_exec flatbuf; do
+for t in graph graph_json container plan cpu_payload plan_exec flatbuf kpack; do
     echo "$t: $(ls "$out/$t" | wc -l) seeds"
 done
