@@ -1,0 +1,52 @@
+# The kernels provider (providers/kernels) on real kernel packs, on any
+# x86-64 Linux machine: packs made by the SDK's writer from the project's
+# host kernels (kernels/host) and from a test kernel built in two versions
+# whose outputs differ, so that a test can tell which code ran.  Included
+# from tests/CMakeLists.txt, which defines CMOCKA_LIBRARY.
+set(KP_TEST_KERNEL_DIR ${CMAKE_BINARY_DIR}/test-kernels)
+
+# marked_matmul.v<MARK>.so: the true matmul plus MARK, built like the host
+# kernels (no libc, one symbol); instrumented builds keep the sanitizer's
+# runtime, which the process loading them provides.
+foreach(mark 1 2)
+  add_library(kp_marked_matmul_v${mark} MODULE ${CMAKE_CURRENT_LIST_DIR}/marked_matmul.c)
+  target_include_directories(kp_marked_matmul_v${mark} PRIVATE ${PROJECT_SOURCE_DIR}/kernels/host)
+  target_compile_definitions(kp_marked_matmul_v${mark} PRIVATE MARK=${mark})
+  target_compile_options(kp_marked_matmul_v${mark} PRIVATE -O2 -fno-tree-loop-distribute-patterns)
+  set_target_properties(kp_marked_matmul_v${mark} PROPERTIES PREFIX "" SUFFIX ".so"
+    OUTPUT_NAME marked_matmul.v${mark} LIBRARY_OUTPUT_DIRECTORY ${KP_TEST_KERNEL_DIR}
+    C_VISIBILITY_PRESET hidden)
+  if(NOT (CDNN_SANITIZE OR CDNN_SANITIZE_THREAD OR CDNN_FUZZ))
+    target_compile_options(kp_marked_matmul_v${mark} PRIVATE -g0 -fno-stack-protector)
+    target_link_options(kp_marked_matmul_v${mark} PRIVATE -nostdlib -Wl,--no-undefined -s)
+  endif()
+endforeach()
+
+add_executable(test_kernels_provider
+  ${CMAKE_CURRENT_LIST_DIR}/test_kernels_provider.c
+  ${CMAKE_CURRENT_LIST_DIR}/kp_util.c
+  ${CMAKE_CURRENT_LIST_DIR}/kp_forge.c)
+target_link_libraries(test_kernels_provider PRIVATE cdnn cdnn_sdk ${CMOCKA_LIBRARY}
+                      Threads::Threads m)
+target_include_directories(test_kernels_provider PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+target_compile_definitions(test_kernels_provider PRIVATE
+  HOST_KERNEL_DIR="${CMAKE_BINARY_DIR}/kernels/host"
+  TEST_KERNEL_DIR="${KP_TEST_KERNEL_DIR}"
+  PROVIDER_DIR="${CDNN_OUT_PROVIDERS}")
+add_dependencies(test_kernels_provider cdnn_provider_kernels cdnn_provider_cpu host_kernels
+                 kp_marked_matmul_v1 kp_marked_matmul_v2)
+
+# One ctest per claim of issue 10, each a filter over the one program.
+foreach(pair "kernels_load_checks:test_every_load_check_refuses_alone*"
+             "kernels_v4_refused:test_v4_kernel_refused_without_avx512"
+             "kernels_rule2:test_rule2_*"
+             "kernels_rule4:test_rule4_*"
+             "kernels_rule10:test_rule10_*"
+             "kernels_round_trips:test_round_trip_*"
+             "kernels_engines:test_engines_*")
+  string(REPLACE ":" ";" parts ${pair})
+  list(GET parts 0 name)
+  list(GET parts 1 filter)
+  add_test(NAME ${name} COMMAND test_kernels_provider)
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT CDNN_TEST_FILTER=${filter})
+endforeach()

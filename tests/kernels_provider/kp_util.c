@@ -1,0 +1,560 @@
+#include "kp_util.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <cdnn_sdk/kpack.h>
+#include <cdnn_sdk/numeric.h>
+#include <cdnn_sdk/sha256.h>
+
+#define OK(call)                                                                      \
+    do {                                                                              \
+        cdnn_status_t st_ = (call);                                                   \
+        if (st_ != CDNN_STATUS_SUCCESS)                                               \
+            fail_msg("%s: %s: %s", #call, cdnn_status_string(st_), cdnn_last_error());  \
+    } while (0)
+
+/* ---- files -------------------------------------------------------------------------- */
+
+void kp_bytes_free(kp_bytes_t *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->size = 0;
+}
+
+kp_bytes_t kp_read_file(const char *path)
+{
+    kp_bytes_t b = {NULL, 0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    b.size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b.data = malloc(b.size + 1);
+    assert_non_null(b.data);
+    assert_int_equal(fread(b.data, 1, b.size, f), b.size);
+    fclose(f);
+    return b;
+}
+
+void kp_write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        fail_msg("cannot write %s", path);
+    assert_int_equal(fwrite(data, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+}
+
+static char temp_dir[64];
+
+const char *kp_temp_dir(void)
+{
+    if (!temp_dir[0]) {
+        snprintf(temp_dir, sizeof temp_dir, "/tmp/cdnn-kp-XXXXXX");
+        assert_non_null(mkdtemp(temp_dir));
+    }
+    return temp_dir;
+}
+
+void kp_cleanup(void)
+{
+    char command[128];
+    if (!temp_dir[0])
+        return;
+    snprintf(command, sizeof command, "rm -rf '%s'", temp_dir);
+    if (system(command) != 0)
+        fprintf(stderr, "could not remove %s\n", temp_dir);
+    temp_dir[0] = 0;
+}
+
+/* ---- packs ------------------------------------------------------------------------------ */
+
+static void write_pack(const char *path, const sdk_kpack_spec_t *spec)
+{
+    char why[512];
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    if (sdk_kpack_write(spec, &bytes, &size, why, sizeof why) != CDNN_STATUS_SUCCESS)
+        fail_msg("cannot write pack %s: %s", path, why);
+    kp_write_file(path, bytes, size);
+    free(bytes);
+}
+
+/* A matmul object's file name: "matmul_<mr>x<nr>.<level>.so". */
+typedef struct matmul_object {
+    char file[256], tile[32], level[16];
+    char id[64], symbol[64], mr[8], nr[8];
+    kp_bytes_t code;
+    sdk_kpack_kv_t metadata[2];
+} matmul_object_t;
+
+static int parse_matmul_object(const char *file, matmul_object_t *o)
+{
+    int mr = 0, nr = 0;
+    char level[16];
+    if (sscanf(file, "matmul_%dx%d.%15[^.].so", &mr, &nr, level) != 3)
+        return 0;
+    memset(o, 0, sizeof *o);
+    snprintf(o->file, sizeof o->file, "%.200s", file);
+    snprintf(o->tile, sizeof o->tile, "%dx%d", mr, nr);
+    snprintf(o->level, sizeof o->level, "%s", level);
+    snprintf(o->id, sizeof o->id, "matmul_%s_%s", o->tile, level + strlen("x86-64-"));
+    snprintf(o->symbol, sizeof o->symbol, "cdnn_host_matmul_%s", o->tile);
+    snprintf(o->mr, sizeof o->mr, "%d", mr);
+    snprintf(o->nr, sizeof o->nr, "%d", nr);
+    return 1;
+}
+
+/* Higher levels first, so that the default candidate is the best build. */
+static int by_level_then_name(const void *a, const void *b)
+{
+    const matmul_object_t *x = a, *y = b;
+    int c = strcmp(y->level, x->level);
+    return c ? c : strcmp(x->file, y->file);
+}
+
+static int find_matmul_objects(matmul_object_t *objects, int cap)
+{
+    int n = 0;
+    DIR *dir = opendir(HOST_KERNEL_DIR);
+    assert_non_null(dir);
+    for (struct dirent *e; (e = readdir(dir)) && n < cap;)
+        n += parse_matmul_object(e->d_name, &objects[n]);
+    closedir(dir);
+    qsort(objects, (size_t)n, sizeof *objects, by_level_then_name);
+    return n;
+}
+
+#define MATMUL_CONSTRAINTS                                                               \
+    "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"],\"epilogue\":[\"add\",\"bias\",\"gelu\","     \
+    "\"gelu_tanh\",\"relu\",\"silu\",\"tanh\"],\"max_rank\":8}"
+
+void kp_write_matmul_pack(const char *dir, const char *name)
+{
+    matmul_object_t objects[32];
+    sdk_kpack_spec_kernel_t kernels[32];
+    const char *ids[32];
+    char path[512];
+    int n = find_matmul_objects(objects, 32);
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++) {
+        matmul_object_t *o = &objects[i];
+        snprintf(path, sizeof path, "%s/%s", HOST_KERNEL_DIR, o->file);
+        o->code = kp_read_file(path);
+        o->metadata[0] = (sdk_kpack_kv_t){"mr", o->mr};
+        o->metadata[1] = (sdk_kpack_kv_t){"nr", o->nr};
+        kernels[i] = (sdk_kpack_spec_kernel_t){o->id, o->symbol, o->level, "host-matmul-v1",
+                                               o->code.data, o->code.size, 2, o->metadata};
+        ids[i] = o->id;
+    }
+    sdk_kpack_spec_engine_t engine = {"kernels:matmul_host", 40, "matmul_epilogue",
+                                      MATMUL_CONSTRAINTS, "host_matmul", 1, 0, NULL, n, ids};
+    sdk_kpack_spec_t spec = {"cdnn-host-test", "0.1.0", "host", n, kernels, 1, &engine};
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    write_pack(path, &spec);
+    for (int i = 0; i < n; i++)
+        kp_bytes_free(&objects[i].code);
+}
+
+static kp_bytes_t marked_code(int mark)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/marked_matmul.v%d.so", TEST_KERNEL_DIR, mark);
+    return kp_read_file(path);
+}
+
+void kp_marked_code_sha256(int mark, uint8_t sha256[32])
+{
+    kp_bytes_t code = marked_code(mark);
+    assert_int_equal(sdk_sha256(code.data, code.size, sha256), 0);
+    kp_bytes_free(&code);
+}
+
+void kp_write_marked_pack(const char *path, int mark)
+{
+    char version[16];
+    kp_bytes_t code = marked_code(mark);
+    const char *ids[] = {"marked_matmul"};
+    sdk_kpack_spec_kernel_t kernel = {"marked_matmul", "cdnn_host_marked_matmul",
+                                      "x86-64-v2", "host-matmul-v1", code.data, code.size,
+                                      0, NULL};
+    sdk_kpack_spec_engine_t engine = {
+        "kernels:marked_matmul", 45, "matmul_epilogue",
+        "{\"dtypes\":[\"f32\"],\"epilogue\":[\"add\",\"bias\",\"relu\"]}", "host_matmul", 1,
+        0, NULL, 1, ids};
+    snprintf(version, sizeof version, "%d.0.0", mark);
+    sdk_kpack_spec_t spec = {"cdnn-marked-test", version, "host", 1, &kernel, 1, &engine};
+    write_pack(path, &spec);
+    kp_bytes_free(&code);
+}
+
+/* ---- graphs ------------------------------------------------------------------------------- */
+
+/* Packed row-major strides of dims, each row padded by pad elements. */
+static void packed(int32_t rank, const int64_t *dims, int64_t pad, int64_t *strides)
+{
+    int64_t step = 1;
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        strides[d] = step;
+        step *= dims[d] + (d == rank - 1 ? pad : 0);
+    }
+}
+
+static void declare(cdnn_graph_t *g, int64_t uid, cdnn_data_type_t type, int32_t rank,
+                    const int64_t *dims, const int64_t *strides)
+{
+    OK(cdnn_graph_tensor(g, uid, NULL, type, rank, dims, strides));
+}
+
+static void declare_operands(cdnn_graph_t *g, const kp_matmul_t *m)
+{
+    int32_t r = m->batch_rank + 2;
+    int64_t a[CDNN_MAX_RANK], b[CDNN_MAX_RANK], c[CDNN_MAX_RANK], s[CDNN_MAX_RANK];
+    for (int32_t d = 0; d < m->batch_rank; d++) {
+        a[d] = c[d] = m->batch[d];
+        b[d] = m->b_shared ? 1 : m->batch[d];
+    }
+    a[r - 2] = c[r - 2] = m->m;
+    a[r - 1] = b[r - 2] = m->k;
+    b[r - 1] = c[r - 1] = m->n;
+    packed(r, a, m->a_pad, s);
+    declare(g, 1, m->type, r, a, s);
+    packed(r, b, 0, s);
+    if (m->b_transposed) { /* k fastest, then n, then the batch */
+        s[r - 2] = 1;
+        s[r - 1] = m->k;
+    }
+    declare(g, 2, m->type, r, b, s);
+    declare(g, 3, m->type, r, c, NULL);
+    if (m->residual)
+        declare(g, 5, m->type, r, c, NULL);
+    for (int32_t d = 0; d < r - 1; d++)
+        c[d] = 1;
+    if (m->bias)
+        declare(g, 4, m->type, r, c, NULL);
+}
+
+/* The chain's next value: a virtual f32 tensor, or c when it is the last. */
+static int64_t next_value(cdnn_graph_t *g, int last, int64_t *virtual_uid)
+{
+    if (last)
+        return 3;
+    OK(cdnn_graph_tensor(g, *virtual_uid, NULL, CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+    OK(cdnn_graph_tensor_set_virtual(g, *virtual_uid));
+    return (*virtual_uid)++;
+}
+
+static void pointwise(cdnn_graph_t *g, cdnn_pointwise_mode_t mode, int64_t x, int64_t y,
+                      int64_t out)
+{
+    cdnn_pointwise_attr_t attr;
+    cdnn_pointwise_attr_init(&attr, mode);
+    OK(cdnn_graph_pointwise(g, NULL, &attr, x, y, CDNN_UID_NONE, out));
+}
+
+cdnn_graph_t *kp_matmul_graph(const kp_matmul_t *m)
+{
+    cdnn_graph_t *g = NULL;
+    int64_t virtual_uid = 10;
+    int act = m->act != CDNN_PW_IDENTITY;
+    int steps = m->bias + act + m->residual;
+    OK(cdnn_graph_create(&g));
+    declare_operands(g, m);
+    int64_t value = next_value(g, steps-- == 0, &virtual_uid);
+    OK(cdnn_graph_matmul(g, "mm", 1, 2, value));
+    if (m->bias) {
+        int64_t out = next_value(g, steps-- == 0, &virtual_uid);
+        pointwise(g, CDNN_PW_ADD, value, 4, out);
+        value = out;
+    }
+    if (act) {
+        int64_t out = next_value(g, steps-- == 0, &virtual_uid);
+        pointwise(g, m->act, value, CDNN_UID_NONE, out);
+        value = out;
+    }
+    if (m->residual)
+        pointwise(g, CDNN_PW_ADD, 5, value, 3);
+    OK(cdnn_graph_validate(g));
+    return g;
+}
+
+const char *kp_matmul_label(const kp_matmul_t *m)
+{
+    static char label[160];
+    snprintf(label, sizeof label, "batch %d [%lldx%lldx%lld] %s%s%s%s%s%s%s",
+             m->batch_rank ? (int)m->batch[0] : 0, (long long)m->m, (long long)m->k,
+             (long long)m->n, cdnn_data_type_name(m->type),
+             m->b_transposed ? " b^T" : "", m->a_pad ? " padded" : "",
+             m->b_shared ? " shared-b" : "", m->bias ? " bias" : "",
+             m->act != CDNN_PW_IDENTITY ? " act" : "", m->residual ? " residual" : "");
+    return label;
+}
+
+/* ---- running --------------------------------------------------------------------------------- */
+
+/* The same values for a uid in every process: a small LCG over [-1, 1]. */
+static void fill(void *p, const cdnn_tensor_io_t *t)
+{
+    size_t elem = cdnn_data_type_size(t->type), n = t->span_bytes / elem;
+    uint64_t state = 0x9e3779b97f4a7c15ull * (uint64_t)(t->uid + 1);
+    for (size_t i = 0; i < n; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        double v = (double)((state >> 33) % 2001) / 1000.0 - 1.0;
+        cdnn_store_element(t->type, (char *)p + i * elem, v);
+    }
+}
+
+kp_run_t kp_run_prepare(cdnn_graph_t *g)
+{
+    kp_run_t r;
+    memset(&r, 0, sizeof r);
+    OK(cdnn_graph_io_tensors(g, r.io, KP_MAX_IO, &r.count));
+    for (int32_t i = 0; i < r.count; i++) {
+        r.ptrs[i] = calloc(1, r.io[i].span_bytes + 64);
+        assert_non_null(r.ptrs[i]);
+        if (!r.io[i].is_output)
+            fill(r.ptrs[i], &r.io[i]);
+    }
+    return r;
+}
+
+cdnn_status_t kp_run_execute(cdnn_graph_t *g, cdnn_handle_t *h, kp_run_t *r)
+{
+    int64_t uids[KP_MAX_IO];
+    size_t workspace_size = 0;
+    for (int32_t i = 0; i < r->count; i++)
+        uids[i] = r->io[i].uid;
+    cdnn_status_t st = cdnn_graph_workspace_size(g, &workspace_size);
+    void *workspace = malloc(workspace_size + 1);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = workspace ? cdnn_graph_execute(g, h, r->count, uids, r->ptrs, workspace)
+                       : CDNN_STATUS_ALLOC_FAILED;
+    free(workspace);
+    return st;
+}
+
+kp_run_t kp_run_graph(cdnn_graph_t *g, cdnn_handle_t *h)
+{
+    kp_run_t r = kp_run_prepare(g);
+    OK(kp_run_execute(g, h, &r));
+    return r;
+}
+
+void kp_run_free(kp_run_t *r)
+{
+    for (int32_t i = 0; i < r->count; i++)
+        free(r->ptrs[i]);
+    r->count = 0;
+}
+
+void kp_assert_same_outputs(const kp_run_t *a, const kp_run_t *b)
+{
+    assert_int_equal(a->count, b->count);
+    for (int32_t i = 0; i < a->count; i++) {
+        assert_int_equal(a->io[i].uid, b->io[i].uid);
+        assert_int_equal(a->io[i].span_bytes, b->io[i].span_bytes);
+        if (a->io[i].is_output)
+            assert_memory_equal(a->ptrs[i], b->ptrs[i], a->io[i].span_bytes);
+    }
+}
+
+static double tolerance(cdnn_data_type_t type)
+{
+    return type == CDNN_DATA_TYPE_BF16 ? 3e-2 : type == CDNN_DATA_TYPE_F16 ? 4e-3 : 1e-4;
+}
+
+void kp_assert_close_outputs(const kp_run_t *got, const kp_run_t *want, const char *label)
+{
+    assert_int_equal(got->count, want->count);
+    for (int32_t i = 0; i < got->count; i++) {
+        const cdnn_tensor_io_t *t = &want->io[i];
+        size_t elem = cdnn_data_type_size(t->type), n = t->span_bytes / elem;
+        double scale = 1e-30;
+        if (!t->is_output)
+            continue;
+        for (size_t e = 0; e < n; e++)
+            scale = fmax(scale, fabs(cdnn_load_element(t->type, (char *)want->ptrs[i] + e * elem)));
+        for (size_t e = 0; e < n; e++) {
+            double x = cdnn_load_element(t->type, (char *)got->ptrs[i] + e * elem);
+            double y = cdnn_load_element(t->type, (char *)want->ptrs[i] + e * elem);
+            if (!(fabs(x - y) <= tolerance(t->type) * scale))
+                fail_msg("%s: output uid %lld element %zu is %.7g, the reference %.7g",
+                         label, (long long)t->uid, e, x, y);
+        }
+    }
+}
+
+double kp_first_output(const kp_run_t *r)
+{
+    for (int32_t i = 0; i < r->count; i++)
+        if (r->io[i].is_output)
+            return cdnn_load_element(r->io[i].type, r->ptrs[i]);
+    fail_msg("the run has no output");
+    return 0;
+}
+
+/* ---- handles and builds ------------------------------------------------------------------------ */
+
+cdnn_handle_t *kp_cpu_handle(void)
+{
+    cdnn_handle_t *h = NULL;
+    OK(cdnn_handle_create(&h, "cpu"));
+    return h;
+}
+
+void kp_build_pinned(cdnn_graph_t *g, cdnn_handle_t *h, const char *engine,
+                     const char *knob, int64_t value)
+{
+    cdnn_build_options_t *opts = NULL;
+    OK(cdnn_build_options_create(&opts));
+    OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(engine)));
+    if (knob)
+        OK(cdnn_build_options_set_knob(opts, knob, value));
+    cdnn_status_t st = cdnn_graph_build(g, h, opts);
+    cdnn_build_options_destroy(opts);
+    if (st != CDNN_STATUS_SUCCESS)
+        fail_msg("building on %s: %s: %s", engine, cdnn_status_string(st), cdnn_last_error());
+}
+
+kp_bytes_t kp_save(cdnn_graph_t *g, cdnn_save_form_t form)
+{
+    kp_bytes_t b = {NULL, 0};
+    size_t again = 0;
+    OK(cdnn_graph_save(g, form, NULL, 0, &b.size));
+    b.data = malloc(b.size);
+    assert_non_null(b.data);
+    OK(cdnn_graph_save(g, form, b.data, b.size, &again));
+    assert_int_equal(again, b.size);
+    return b;
+}
+
+/* ---- a fresh process ------------------------------------------------------------------------------ */
+
+/* The child's report: a fixed part, then each output's io and bytes. */
+typedef struct child_report {
+    int32_t status;
+    int32_t resaved_same;
+    int32_t count;
+    char message[2048];
+} child_report_t;
+
+static void run_child(const char *in, const char *out, const char *const *env)
+{
+    for (int i = 0; env && env[i]; i++)
+        putenv((char *)env[i]);
+    execl("/proc/self/exe", "test_kernels_provider", "kp-child", in, out, (char *)NULL);
+    _exit(127);
+}
+
+static void read_report(const char *path, kp_child_t *c)
+{
+    kp_bytes_t b = kp_read_file(path);
+    child_report_t report;
+    size_t at = sizeof report;
+    assert_true(b.size >= sizeof report);
+    memcpy(&report, b.data, sizeof report);
+    c->status = (cdnn_status_t)report.status;
+    c->resaved_same = report.resaved_same;
+    snprintf(c->message, sizeof c->message, "%s", report.message);
+    c->run.count = report.count;
+    for (int32_t i = 0; i < report.count; i++) {
+        memcpy(&c->run.io[i], b.data + at, sizeof c->run.io[i]);
+        at += sizeof c->run.io[i];
+        c->run.ptrs[i] = malloc(c->run.io[i].span_bytes + 1);
+        memcpy(c->run.ptrs[i], b.data + at, c->run.io[i].span_bytes);
+        at += c->run.io[i].span_bytes;
+    }
+    kp_bytes_free(&b);
+}
+
+kp_child_t kp_in_child(kp_bytes_t bytes, const char *const *env)
+{
+    char in[256], out[256];
+    kp_child_t c;
+    int status = 0;
+    memset(&c, 0, sizeof c);
+    snprintf(in, sizeof in, "%s/child-in.bin", kp_temp_dir());
+    snprintf(out, sizeof out, "%s/child-out.bin", kp_temp_dir());
+    kp_write_file(in, bytes.data, bytes.size);
+    unlink(out);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        run_child(in, out, env);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the child process failed (status 0x%x)", status);
+    read_report(out, &c);
+    return c;
+}
+
+void kp_child_free(kp_child_t *c)
+{
+    kp_run_free(&c->run);
+}
+
+/* The child: load, run, re-save; everything it saw goes to the report. */
+static int write_report(const char *path, const child_report_t *report, const kp_run_t *r)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return 1;
+    fwrite(report, sizeof *report, 1, f);
+    for (int32_t i = 0; r && i < r->count; i++) {
+        fwrite(&r->io[i], sizeof r->io[i], 1, f);
+        fwrite(r->ptrs[i], 1, r->io[i].span_bytes, f);
+    }
+    return fclose(f) != 0;
+}
+
+static int resaves_same(cdnn_graph_t *g, cdnn_save_form_t form, kp_bytes_t in)
+{
+    kp_bytes_t again = kp_save(g, form);
+    int same = again.size == in.size && memcmp(again.data, in.data, in.size) == 0;
+    kp_bytes_free(&again);
+    return same;
+}
+
+int kp_child_main(int argc, char **argv)
+{
+    child_report_t report = {0};
+    cdnn_graph_t *g = NULL;
+    uint32_t contents = 0;
+    if (argc != 4)
+        return 2;
+    kp_bytes_t in = kp_read_file(argv[2]);
+    cdnn_handle_t *h = kp_cpu_handle();
+    int container = cdnn_blob_contents(in.data, in.size, &contents) == CDNN_STATUS_SUCCESS &&
+                    contents == (CDNN_BLOB_GRAPH | CDNN_BLOB_PLAN);
+    cdnn_status_t st = container ? cdnn_graph_load(&g, h, in.data, in.size)
+                                 : cdnn_plan_load(&g, h, in.data, in.size);
+    report.status = st;
+    if (st != CDNN_STATUS_SUCCESS) {
+        snprintf(report.message, sizeof report.message, "%s", cdnn_last_error());
+        return write_report(argv[3], &report, NULL);
+    }
+    kp_run_t r = kp_run_graph(g, h);
+    report.count = r.count;
+    report.resaved_same = resaves_same(g, container ? CDNN_SAVE_GRAPH_AND_PLAN : CDNN_SAVE_PLAN,
+                                       in);
+    int rc = write_report(argv[3], &report, &r);
+    kp_run_free(&r);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+    kp_bytes_free(&in);
+    return rc;
+}
