@@ -163,25 +163,32 @@ static const char *engine_problem(const sdk_kpack_t *pack, const sdk_kpack_engin
 }
 
 /* The candidate knob: 0 runs the first candidate that applies, i runs
- * candidate i (1-based) exactly.  A descriptor may declare this knob, but
- * no other: this provider would not read it. */
+ * candidate i (1-based) exactly.  A descriptor may name it by declaring
+ * one knob, from 0 (the default) to at least its candidate count; else it
+ * is kernels.<engine>.candidate.  Other knobs this provider would not
+ * read, so an engine declaring them is not run on guesses. */
 static const char *make_knobs(const sdk_kpack_engine_t *entry, kernel_engine_t *e)
 {
     const char *suffix = entry->name + strlen(ENGINE_PREFIX);
     size_t n = strlen("kernels..candidate") + strlen(suffix) + 1;
-    e->candidate_knob = malloc(n);
+    const cdnn_knob_info_t *declared = entry->knob_count == 1 ? &entry->knobs[0] : NULL;
+    if (entry->knob_count > 1)
+        return "it declares more than one knob; its one knob chooses its candidate";
+    if (declared && (declared->min_value != 0 || declared->default_value != 0 ||
+                     declared->max_value < entry->candidate_count))
+        return "its knob does not run from 0 (the default) to its candidate count";
+    e->candidate_knob = declared ? strdup(declared->name) : malloc(n);
     e->knobs = calloc(1, sizeof *e->knobs);
     if (!e->candidate_knob || !e->knobs)
         return "out of memory";
-    snprintf(e->candidate_knob, n, "kernels.%s.candidate", suffix);
-    for (int32_t i = 0; i < entry->knob_count; i++)
-        if (strcmp(entry->knobs[i].name, e->candidate_knob) != 0)
-            return "it declares a knob other than its candidate knob, which this "
-                   "provider would not read";
+    if (!declared)
+        snprintf(e->candidate_knob, n, "kernels.%s.candidate", suffix);
     e->knobs[0] = (cdnn_knob_info_t){e->candidate_knob,
-                                     "candidate kernel: 0 = the first that applies, "
-                                     "i = candidate i of the descriptor",
-                                     0, entry->candidate_count, 0};
+                                     declared ? declared->description
+                                              : "candidate kernel: 0 = the first that "
+                                                "applies, i = candidate i of the descriptor",
+                                     0, declared ? declared->max_value : entry->candidate_count,
+                                     0};
     e->knob_count = 1;
     return NULL;
 }

@@ -9,8 +9,10 @@
 /* B's CPUID decision, which the kernels' own build levels follow. */
 #include <host_target.h>
 
-static const char *const host_level_names[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
-#define FIRST_NAMED_LEVEL 2
+/* "x86-64" is the baseline every x86-64 CPU runs. */
+static const char *const host_level_names[] = {"x86-64", "x86-64-v2", "x86-64-v3",
+                                               "x86-64-v4"};
+#define FIRST_NAMED_LEVEL 1
 #define LEVEL_COUNT (int)(sizeof host_level_names / sizeof *host_level_names)
 
 int host_target_level(const char *target)
@@ -24,7 +26,7 @@ int host_target_level(const char *target)
 static const char *host_level_name(int level)
 {
     return level >= FIRST_NAMED_LEVEL ? host_level_names[level - FIRST_NAMED_LEVEL]
-                                      : "below x86-64-v2";
+                                      : "not x86-64";
 }
 
 /* ---- the machine ------------------------------------------------------------------ */
@@ -36,9 +38,7 @@ static pthread_once_t machine_once = PTHREAD_ONCE_INIT;
  * them to. */
 static void find_machine_features(void)
 {
-#if defined(__x86_64__)
     machine_features = cdnn_host_cpu_features();
-#endif
     const char *cap = secure_getenv(KERNEL_HOST_LEVEL_ENV);
     if (cap && host_target_level(cap))
         machine_features &= cdnn_host_target_needs(cap);
@@ -50,11 +50,18 @@ static uint32_t host_machine_features(void)
     return machine_features;
 }
 
+/* B's header knows the levels from v2 up; the baseline needs nothing. */
+static int host_runs(const char *target)
+{
+    return strcmp(target, "x86-64") == 0 ||
+           cdnn_host_target_runs(target, host_machine_features());
+}
+
 int host_machine_level(void)
 {
-    int level = 1;
+    int level = 0;
     for (int i = 0; i < LEVEL_COUNT; i++)
-        if (cdnn_host_target_runs(host_level_names[i], host_machine_features()))
+        if (host_runs(host_level_names[i]))
             level = FIRST_NAMED_LEVEL + i;
     return level;
 }
@@ -114,10 +121,7 @@ int target_preference(const char *target, const cdnn_device_view_t *device)
     cuda_target_t t;
     int level = host_target_level(target);
     if (level)
-        return device->kind == CDNN_DEVICE_CPU &&
-                       cdnn_host_target_runs(target, host_machine_features())
-                   ? level
-                   : 0;
+        return device->kind == CDNN_DEVICE_CPU && host_runs(target) ? level : 0;
     if (!parse_cuda_target(target, &t) || device->kind != CDNN_DEVICE_CUDA ||
         !cuda_runs(&t, device->arch))
         return 0;

@@ -1,9 +1,9 @@
 /*
  * targets.h -- which code object targets this machine's devices run.
  *
- * Host targets are the x86-64 micro-architecture levels (x86-64-v2,
- * x86-64-v3, x86-64-v4): a machine runs every level up to its own, which
- * CPUID decides.  CUDA targets are cubins for one architecture (sm_80 runs
+ * Host targets are the x86-64 micro-architecture levels (x86-64, the
+ * baseline, then x86-64-v2, x86-64-v3, x86-64-v4): a machine runs every
+ * level up to its own, which CPUID decides.  CUDA targets are cubins for one architecture (sm_80 runs
  * on 8.x devices of minor 0 and up; sm_90a on 9.0 only) and PTX
  * (compute_80 runs, JIT-compiled, on 8.0 and anything newer).
  */
@@ -20,10 +20,11 @@
  * any machine.  It can only lower what CPUID says. */
 #define KERNEL_HOST_LEVEL_ENV "CDNN_KERNEL_HOST_LEVEL"
 
-/** The host level a target names (2, 3 or 4), or 0 if it names none. */
+/** The host level a target names (1 for the baseline, then 2, 3 or 4), or
+ * 0 if it names none. */
 int host_target_level(const char *target);
 
-/** This machine's level by CPUID (1 when below x86-64-v2), capped by
+/** This machine's level by CPUID (0 when it is no x86-64), capped by
  * KERNEL_HOST_LEVEL_ENV; read once. */
 int host_machine_level(void);
 

@@ -188,15 +188,32 @@ void kp_write_marked_pack(const char *path, int mark)
     char version[16];
     kp_bytes_t code = marked_code(mark);
     const char *ids[] = {"marked_matmul"};
-    sdk_kpack_spec_kernel_t kernel = {"marked_matmul", "cdnn_host_marked_matmul",
-                                      "x86-64-v2", "host-matmul-v1", code.data, code.size,
-                                      0, NULL};
+    sdk_kpack_spec_kernel_t kernel = {"marked_matmul", "cdnn_host_marked_matmul", "x86-64",
+                                      "host-matmul-v1", code.data, code.size, 0, NULL};
     sdk_kpack_spec_engine_t engine = {
         "kernels:marked_matmul", 45, "matmul_epilogue",
         "{\"dtypes\":[\"f32\"],\"epilogue\":[\"add\",\"bias\",\"relu\"]}", "host_matmul", 1,
         0, NULL, 1, ids};
     snprintf(version, sizeof version, "%d.0.0", mark);
     sdk_kpack_spec_t spec = {"cdnn-marked-test", version, "host", 1, &kernel, 1, &engine};
+    write_pack(path, &spec);
+    kp_bytes_free(&code);
+}
+
+void kp_write_marked_engines_pack(const char *path, const kp_engine_entry_t *entries,
+                                  int32_t count)
+{
+    kp_bytes_t code = marked_code(1);
+    const char *ids[] = {"marked_matmul"};
+    sdk_kpack_spec_engine_t engines[8];
+    sdk_kpack_spec_kernel_t kernel = {"marked_matmul", "cdnn_host_marked_matmul", "x86-64",
+                                      "host-matmul-v1", code.data, code.size, 0, NULL};
+    assert_true(count <= 8);
+    for (int32_t i = 0; i < count; i++)
+        engines[i] = (sdk_kpack_spec_engine_t){
+            entries[i].name, 10, entries[i].match, "{}", entries[i].handler,
+            entries[i].handler_version, entries[i].knob_count, entries[i].knobs, 1, ids};
+    sdk_kpack_spec_t spec = {"cdnn-engines-test", "1.0.0", "host", 1, &kernel, count, engines};
     write_pack(path, &spec);
     kp_bytes_free(&code);
 }

@@ -37,6 +37,18 @@ void kp_write_matmul_pack(const char *dir, const char *name);
  * in their code, and so in every output. */
 void kp_write_marked_pack(const char *path, int mark);
 
+/* An engine entry over the marked kernel, for packs of odd engines. */
+typedef struct kp_engine_entry {
+    const char *name, *match, *handler;
+    uint32_t handler_version;
+    int32_t knob_count;
+    const cdnn_knob_info_t *knobs;
+} kp_engine_entry_t;
+
+/** A pack of the marked kernel (MARK=1) under each of the engine entries. */
+void kp_write_marked_engines_pack(const char *path, const kp_engine_entry_t *entries,
+                                  int32_t count);
+
 /** The SHA-256 of the marked kernel's MARK=mark build. */
 void kp_marked_code_sha256(int mark, uint8_t sha256[32]);
 

@@ -113,6 +113,58 @@ static void test_engines_come_from_packs(void **state)
     cdnn_handle_destroy(h);
 }
 
+/* Log lines, kept for a test to read. */
+static char logged[8192];
+
+static void keep_log(cdnn_log_level_t level, const char *message, void *user)
+{
+    (void)level;
+    (void)user;
+    size_t used = strlen(logged);
+    snprintf(logged + used, sizeof logged - used, "%s\n", message);
+}
+
+/* Engine entries this provider cannot run are skipped, each with a log
+ * line saying why; a descriptor's one knob is the candidate knob. */
+static void test_engines_unknown_entries_skipped(void **state)
+{
+    (void)state;
+    char dir[300], path[320];
+    const cdnn_knob_info_t tile = {"kernels.marked.tile", "which candidate", 0, 3, 0};
+    const cdnn_knob_info_t two[] = {tile, {"kernels.marked.other", "", 0, 1, 0}};
+    const kp_engine_entry_t entries[] = {
+        {"kernels:good", "matmul_epilogue", "host_matmul", 1, 1, &tile},
+        {"kernels:no_match", "no_such_match", "host_matmul", 1, 0, NULL},
+        {"kernels:no_handler", "matmul_epilogue", "no_such_handler", 1, 0, NULL},
+        {"kernels:newer_handler", "matmul_epilogue", "host_matmul", 9, 0, NULL},
+        {"kernels:two_knobs", "matmul_epilogue", "host_matmul", 1, 2, two},
+        {"other:engine", "matmul_epilogue", "host_matmul", 1, 0, NULL},
+    };
+    cdnn_knob_info_t knob;
+    snprintf(dir, sizeof dir, "%s/engines", kp_temp_dir());
+    snprintf(path, sizeof path, "%s/engines.kpack", dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    kp_write_marked_engines_pack(path, entries, 6);
+    use_kernel_path(dir);
+    logged[0] = 0;
+    cdnn_set_log_callback(keep_log, CDNN_LOG_WARNING, NULL);
+    cdnn_handle_t *h = kp_cpu_handle();
+    cdnn_set_log_callback(NULL, CDNN_LOG_WARNING, NULL);
+    int32_t good = engine_index(h, "kernels:good");
+    assert_true(good >= 0);
+    OK(cdnn_handle_engine_knob_info(h, good, 0, &knob));
+    assert_string_equal(knob.name, "kernels.marked.tile");
+    for (size_t i = 1; i < sizeof entries / sizeof *entries; i++) {
+        assert_int_equal(engine_index(h, entries[i].name), -1);
+        if (!strstr(logged, entries[i].name))
+            fail_msg("no log line names skipped engine %s:\n%s", entries[i].name, logged);
+    }
+    assert_non_null(strstr(logged, "its match function is not one this provider has"));
+    assert_non_null(strstr(logged, "its dispatch handler (name and version)"));
+    cdnn_handle_destroy(h);
+    use_kernel_path(matmul_dir);
+}
+
 /* Bytes loaded in a fresh process run as the built plan did, and re-save
  * to themselves. */
 static void assert_fresh_process_agrees(kp_bytes_t bytes, const kp_run_t *built,
@@ -694,6 +746,7 @@ int main(int argc, char **argv)
         return kp_child_main(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_engines_come_from_packs),
+        cmocka_unit_test(test_engines_unknown_entries_skipped),
         cmocka_unit_test(test_engines_eight_threads_execute),
         cmocka_unit_test(test_engines_benchmarking_times_every_candidate),
         cmocka_unit_test(test_every_load_check_refuses_alone),
