@@ -25,7 +25,9 @@
  *   - workspace_bytes == NULL: a run.  The entry checks the arguments again
  *     and computes.  Nothing is written unless every check passes.
  * The return value is a cdnn_host_status_t.  Entries are reentrant: many
- * threads may run one entry at once on different outputs.
+ * threads may run one entry at once on different outputs.  A call uses at
+ * most 20 KiB of the stack of each thread it runs on; larger scratch is
+ * in the workspace.
  *
  * Memory: a kernel reads and writes only the elements the arguments
  * describe (a tensor's data plus its strides times each index below the
@@ -193,8 +195,12 @@ typedef struct cdnn_host_matmul_args {
  * the output.  Example, gelu(a + b) * 2:
  *     PUSH_INPUT 0, PUSH_INPUT 1, ADD, GELU, PUSH_CONST 2, MUL
  * Accuracy (f32, relative, outside underflow): EXP, LOG 2e-7; SIGMOID,
- * SILU, TANH 5e-7; GELU, GELU_TANH 1e-6; SQRT, RSQRT, DIV, RECIPROCAL
- * correctly rounded (RSQRT is 1 / sqrt, two roundings).
+ * SILU, TANH 5e-7; GELU 1e-6; GELU_TANH 1e-6, plus, for x < 0, a few
+ * 2^-24 times |2u| (u = sqrt(2/pi)(x + 0.044715 x^3): the tail is
+ * ~x exp(2u), so u's f32 roundings become relative error there); SQRT,
+ * DIV, RECIPROCAL correctly rounded; RSQRT is 1 / sqrt, two roundings.
+ * Results in f32's subnormal range are within a few subnormal steps
+ * (times |x| for the activations that multiply by x).
  */
 typedef enum cdnn_host_pw_op {
     CDNN_HOST_PW_PUSH_INPUT = 0,
@@ -246,6 +252,8 @@ typedef struct cdnn_host_pointwise_args {
     cdnn_host_tensor_t inputs[CDNN_HOST_PW_MAX_INPUTS];
     cdnn_host_tensor_t output;
     cdnn_host_pw_instr_t program[CDNN_HOST_PW_MAX_PROGRAM];
+    void *workspace;     /* the queried bytes (the blocks' values) */
+    size_t workspace_size;
     cdnn_host_parallel_t parallel;
 } cdnn_host_pointwise_args_t;
 
@@ -294,11 +302,13 @@ typedef enum cdnn_host_reduce_mode {
 } cdnn_host_reduce_mode_t;
 
 /*
- * "host-reduce-v1": y[o..] = reduce over j < cols of x[o.., j], summed in
- * f32 over many partial sums (error ~ cols / 32 ulps of the sum of |x|).
+ * "host-reduce-v1": y[o..] = reduce over j < cols of x[o.., j]: in f32
+ * over 4 vectors of partial results per chunk of 1024 elements, the
+ * chunks' results combined in f64 (a sum's error is at most ~1024 /
+ * (4 * lanes) ulps of the sum of |x|, whatever cols is).
  * cols == 0 gives the mode's identity (ADD, NORM1, NORM2, AMAX 0; MUL 1;
- * MIN +inf; MAX -inf; AVG NaN).  MIN and MAX ignore NaN unless every
- * element is NaN.  Entry: cdnn_host_reduce.
+ * MIN +inf; MAX -inf; AVG NaN).  MIN, MAX and AMAX skip NaN (a row of
+ * NaN gives the identity).  Entry: cdnn_host_reduce.
  */
 typedef struct cdnn_host_reduce_args {
     int32_t outer_rank; /* 0 .. CDNN_HOST_MAX_OUTER_RANK */

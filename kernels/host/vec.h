@@ -21,6 +21,7 @@
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
 #define HK_VL 16
 #define HK_REGISTERS 32
+#define HK_HAS_FMA 1
 typedef __m512 vf;
 typedef __m512i vi;
 typedef __mmask16 vm;
@@ -88,6 +89,7 @@ HK_INLINE void vstore_u16(uint16_t *p, vi x)
 #elif defined(__AVX2__) && defined(__FMA__)
 #define HK_VL 8
 #define HK_REGISTERS 16
+#define HK_HAS_FMA 1
 typedef __m256 vf;
 typedef __m256i vi;
 typedef __m256 vm;
@@ -189,6 +191,7 @@ HK_INLINE void vstore_u16(uint16_t *p, vi x)
 #elif defined(__SSE4_2__)
 #define HK_VL 4
 #define HK_REGISTERS 16
+#define HK_HAS_FMA 0
 #define HK_NO_F16C_VECTOR 1
 typedef __m128 vf;
 typedef __m128i vi;

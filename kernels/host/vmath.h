@@ -19,17 +19,23 @@ HK_INLINE vf vpow2i(vi n)
 }
 
 /*
- * exp(x), ~1 ulp.  x = n ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is
- * exact); exp(r) by a degree-6 polynomial; 2^n applied in two halves so
- * that results in f32's subnormal range come out (gradually) instead of
- * flushing.  exp(x > 88.72) = inf, exp(x < -104) = 0, NaN stays NaN.
+ * exp(hi + lo), ~1 ulp, for |lo| up to a few units: the argument is reduced
+ * as hi - n ln2 (ln2 in two parts, exact for the n that occur) before lo
+ * is added, so a hi of large magnitude costs no rounding of hi + lo.
+ * exp(r), |r| <= ln2/2, by a degree-6 polynomial; 2^n applied in two
+ * halves so that results in f32's subnormal range come out (gradually)
+ * instead of flushing.  Above 88.72: inf; below -104: 0; NaN stays NaN.
  */
-HK_INLINE vf vexp(vf x)
+HK_INLINE vf vexp_parts(vf hi, vf lo)
 {
+    vf x = vadd(hi, lo);
     vf clamped = vmin(vmax(x, vset1(-104.0f)), vset1(88.7228394f));
     vf n = vround(vmul(clamped, vset1(1.44269504088896341f)));
-    vf r = vfnma(n, vset1(0.693359375f), clamped);
-    r = vfnma(n, vset1(-2.12194440e-4f), r);
+    /* a hi beyond the range is selected away below; clamping it keeps r
+     * (and the polynomial) finite meanwhile */
+    vf r = vfnma(n, vset1(0.693359375f),
+                 vmin(vmax(hi, vset1(-110.0f)), vset1(90.0f)));
+    r = vfnma(n, vset1(-2.12194440e-4f), vadd(r, lo));
     vf p = vset1(1.9875691500e-4f);
     p = vfma(p, r, vset1(1.3981999507e-3f));
     p = vfma(p, r, vset1(8.3334519073e-3f));
@@ -41,7 +47,25 @@ HK_INLINE vf vexp(vf x)
     vi half = vi_sra(ni, 1);
     vf y = vmul(vmul(p, vpow2i(half)), vpow2i(vi_sub(ni, half)));
     y = vselect(vlt(vset1(88.7228394f), x), vset1(__builtin_inff()), y);
+    y = vselect(vlt(x, vset1(-104.0f)), vzero(), y);
     return vselect(visnan(x), x, y);
+}
+
+HK_INLINE vf vexp(vf x) { return vexp_parts(x, vzero()); }
+
+/* z^2 = hi + lo exactly, hi = fl(z^2): by FMA where the level has it,
+ * else by Dekker's splitting of z into halves of 12 bits. */
+HK_INLINE void vsquare_exact(vf z, vf *hi, vf *lo)
+{
+    *hi = vmul(z, z);
+#if HK_HAS_FMA
+    *lo = vfma(z, z, vneg(*hi));
+#else
+    vf c = vmul(z, vset1(4097.0f));
+    vf zh = vsub(c, vsub(c, z)), zl = vsub(z, zh);
+    *lo = vadd(vadd(vsub(vmul(zh, zh), *hi), vmul(vadd(zh, zh), zl)),
+               vmul(zl, zl));
+#endif
 }
 
 /*
@@ -97,11 +121,11 @@ HK_INLINE vf vsilu(vf x) { return vmul(x, vsigmoid(x)); }
 /*
  * tanh(x): Cephes' odd polynomial for |x| < 0.625 (no cancellation near 0),
  * 1 - 2 / (exp(2|x|) + 1) above, with the sign put back.  |x| is capped at
- * 9, where tanh is 1 in f32, so exp never overflows.
+ * 10, where tanh rounds to 1 in f32, so exp never overflows.
  */
 HK_INLINE vf vtanh(vf x)
 {
-    vf ax = vmin(vabs(x), vset1(9.0f));
+    vf ax = vmin(vabs(x), vset1(10.0f));
     vf z = vmul(x, x);
     vf p = vset1(-5.70498872745e-3f);
     p = vfma(p, z, vset1(2.06390887954e-2f));
@@ -118,14 +142,17 @@ HK_INLINE vf vtanh(vf x)
 }
 
 /*
- * erfc(z) for z >= 0 by Numerical Recipes' erfcc:
+ * erfc(a / sqrt 2) for a >= 0, by Numerical Recipes' erfcc with z = a/sqrt 2:
  *     t = 1 / (1 + z/2),  erfc(z) = t exp(-z^2 + P(t))
- * The exponent's -z^2 + P(t) is one fused operation where the ISA has FMA,
- * so the one rounding left costs ~0.5 ulp of z^2 (relative error of the
- * result ~1e-6 at z = 4, less below).
+ * z^2 reaches 200 before erfc underflows, so its errors matter at
+ * relative 1e-6: it is taken as a^2 / 2 from a itself (rounding z first
+ * would cost 2 ulp of z^2), exactly (hi + lo), and exp reduces -hi before
+ * adding P(t) - lo.
  */
-HK_INLINE vf verfc_nonneg(vf z)
+HK_INLINE vf verfc_over_sqrt2(vf a)
 {
+    a = vmin(a, vset1(28.0f)); /* erfc(28 / sqrt 2) is 0 in f32 */
+    vf z = vmul(a, vset1(0.707106781186547524f));
     vf t = vdiv(vset1(1.0f), vfma(z, vset1(0.5f), vset1(1.0f)));
     vf p = vset1(0.17087277f);
     p = vfma(p, t, vset1(-0.82215223f));
@@ -137,16 +164,17 @@ HK_INLINE vf verfc_nonneg(vf z)
     p = vfma(p, t, vset1(0.37409196f));
     p = vfma(p, t, vset1(1.00002368f));
     p = vfma(p, t, vset1(-1.26551223f));
-    return vmul(t, vexp(vfnma(z, z, p)));
+    vf hi, lo; /* a^2 */
+    vsquare_exact(a, &hi, &lo);
+    vf half = vset1(0.5f);
+    return vmul(t, vexp_parts(vneg(vmul(hi, half)), vfnma(lo, half, p)));
 }
 
 /* gelu(x) = x Phi(x) with Phi(x) = erfc(-x / sqrt 2) / 2, taken from erfc
  * of |x| on both sides so that neither tail cancels. */
 HK_INLINE vf vgelu(vf x)
 {
-    vf half_erfc = vmul(vset1(0.5f),
-                        verfc_nonneg(vmul(vabs(x),
-                                          vset1(0.707106781186547524f))));
+    vf half_erfc = vmul(vset1(0.5f), verfc_over_sqrt2(vabs(x)));
     vf phi = vselect(vlt(x, vzero()), half_erfc,
                      vsub(vset1(1.0f), half_erfc));
     return vmul(x, phi);

@@ -46,11 +46,25 @@ static int load_one(const char *name, const char *level, hk_object_t *o)
     return 1;
 }
 
+const char *hk_object_list(void)
+{
+    return HOST_KERNEL_OBJECTS;
+}
+
 int hk_load_objects(const char *prefix, hk_object_t *out, int cap,
                     int *skipped)
 {
+    int count = hk_load_objects_for(prefix, cdnn_host_cpu_features(), out,
+                                    cap, skipped);
+    if (count == 0)
+        fail_msg("no '%s' object this CPU runs was built", prefix);
+    return count;
+}
+
+int hk_load_objects_for(const char *prefix, uint32_t features,
+                        hk_object_t *out, int cap, int *skipped)
+{
     char list[] = HOST_KERNEL_OBJECTS;
-    uint32_t features = cdnn_host_cpu_features();
     int count = 0;
     *skipped = 0;
     for (char *save, *item = strtok_r(list, ",", &save); item;
@@ -67,8 +81,6 @@ int hk_load_objects(const char *prefix, hk_object_t *out, int cap,
         assert_true(count < cap);
         count += load_one(item, dot + 1, &out[count]);
     }
-    if (count == 0)
-        fail_msg("no '%s' object this CPU runs was built", prefix);
     return count;
 }
 

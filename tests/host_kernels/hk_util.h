@@ -28,6 +28,12 @@ typedef struct hk_object {
  * CPU cannot run are counted in *skipped and never opened. */
 int hk_load_objects(const char *prefix, hk_object_t *out, int cap,
                     int *skipped);
+/* The same for a CPU with `features` (CDNN_HOST_CPU_* bits), which may be
+ * made up; returns 0 rather than failing when none is loaded. */
+int hk_load_objects_for(const char *prefix, uint32_t features,
+                        hk_object_t *out, int cap, int *skipped);
+/* Every built object "name.level", comma-separated (a copy to cut up). */
+const char *hk_object_list(void);
 void hk_unload_objects(hk_object_t *objects, int count);
 
 /* A tensor in memory of exactly the bytes its dims and strides reach
