@@ -47,17 +47,16 @@ void sdk_kpack_close(sdk_kpack_t *pack)
     kpack_free(pack);
 }
 
-static void set_why(char *why, size_t why_cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t why_cap, const char *fmt, ...)
+cdnn_status_t kpack_fail(cdnn_status_t status, char *why, size_t why_cap, const char *fmt,
+                         ...)
 {
-    if (!why || !why_cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, why_cap, fmt, ap);
-    va_end(ap);
+    if (why && why_cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, why_cap, fmt, ap);
+        va_end(ap);
+    }
+    return status;
 }
 
 /* ---- opening ---------------------------------------------------------------- */
@@ -74,8 +73,8 @@ static cdnn_status_t parse_owned(uint8_t *bytes, size_t size, const char *name,
         free(path);
         free(pack);
         free(reopen_path);
-        set_why(why, why_cap, "kernel pack '%s': out of memory", name);
-        return CDNN_STATUS_ALLOC_FAILED;
+        return kpack_fail(CDNN_STATUS_ALLOC_FAILED, why, why_cap,
+                          "kernel pack '%s': out of memory", name);
     }
     pack->owned = bytes;
     pack->bytes = bytes;
@@ -89,30 +88,26 @@ static cdnn_status_t parse_owned(uint8_t *bytes, size_t size, const char *name,
         *out = pack;
         return st;
     }
-    set_why(why, why_cap, "kernel pack '%s' %s: %s", name,
-            st == CDNN_STATUS_CORRUPT_DATA ? "is damaged"
-            : st == CDNN_STATUS_NOT_SUPPORTED ? "cannot be read by this cdnn"
-                                              : "cannot be opened",
-            reason);
     kpack_free(pack);
-    return st;
+    return kpack_fail(st, why, why_cap, "kernel pack '%s' %s: %s", name,
+                      st == CDNN_STATUS_CORRUPT_DATA    ? "is damaged"
+                      : st == CDNN_STATUS_NOT_SUPPORTED ? "cannot be read by this cdnn"
+                                                        : "cannot be opened",
+                      reason);
 }
 
 cdnn_status_t sdk_kpack_open_bytes(const void *bytes, size_t size, const char *name,
                                    sdk_kpack_t **pack, char *why, size_t why_cap)
 {
     name = name ? name : "(bytes)";
-    if (!pack || (!bytes && size)) {
-        set_why(why, why_cap, "sdk_kpack_open_bytes: no pack pointer or no bytes");
-        return CDNN_STATUS_BAD_PARAM;
-    }
+    if (!pack || (!bytes && size))
+        return kpack_fail(CDNN_STATUS_BAD_PARAM, why, why_cap,
+                          "sdk_kpack_open_bytes: no pack pointer or no bytes");
     *pack = NULL;
     uint8_t *copy = malloc(size ? size : 1);
-    if (!copy) {
-        set_why(why, why_cap, "kernel pack '%s': out of memory copying %zu bytes", name,
-                size);
-        return CDNN_STATUS_ALLOC_FAILED;
-    }
+    if (!copy)
+        return kpack_fail(CDNN_STATUS_ALLOC_FAILED, why, why_cap,
+                          "kernel pack '%s': out of memory copying %zu bytes", name, size);
     if (size)
         memcpy(copy, bytes, size);
     return parse_owned(copy, size, name, NULL, pack, why, why_cap);
@@ -139,8 +134,9 @@ static ssize_t read_at(int fd, uint8_t *buf, size_t n, uint64_t offset)
 static cdnn_status_t file_failure(const char *path, int err, const char *doing, char *why,
                                   size_t why_cap)
 {
-    set_why(why, why_cap, "kernel pack '%s' cannot be %s: %s", path, doing, strerror(err));
-    return err == ENOENT ? CDNN_STATUS_NOT_FOUND : CDNN_STATUS_IO_ERROR;
+    return kpack_fail(err == ENOENT ? CDNN_STATUS_NOT_FOUND : CDNN_STATUS_IO_ERROR, why,
+                      why_cap, "kernel pack '%s' cannot be %s: %s", path, doing,
+                      strerror(err));
 }
 
 /* The regular file at fd, whole, into *bytes: its size as fstat says, then
@@ -154,18 +150,16 @@ static cdnn_status_t read_whole(int fd, const char *path, uint8_t **bytes, size_
     if (!S_ISREG(st.st_mode))
         return file_failure(path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "read (it is not "
                             "a regular file)", why, why_cap);
-    if ((uint64_t)st.st_size > SDK_KPACK_MAX_BYTES) {
-        set_why(why, why_cap, "kernel pack '%s' is %lld bytes, larger than the %llu a "
-                "pack may be", path, (long long)st.st_size,
-                (unsigned long long)SDK_KPACK_MAX_BYTES);
-        return CDNN_STATUS_NOT_SUPPORTED;
-    }
+    if ((uint64_t)st.st_size > SDK_KPACK_MAX_BYTES)
+        return kpack_fail(CDNN_STATUS_NOT_SUPPORTED, why, why_cap,
+                          "kernel pack '%s' is %lld bytes, larger than the %llu a pack "
+                          "may be", path, (long long)st.st_size,
+                          (unsigned long long)SDK_KPACK_MAX_BYTES);
     size_t n = (size_t)st.st_size;
     uint8_t extra, *buf = malloc(n ? n : 1);
-    if (!buf) {
-        set_why(why, why_cap, "kernel pack '%s': out of memory reading %zu bytes", path, n);
-        return CDNN_STATUS_ALLOC_FAILED;
-    }
+    if (!buf)
+        return kpack_fail(CDNN_STATUS_ALLOC_FAILED, why, why_cap,
+                          "kernel pack '%s': out of memory reading %zu bytes", path, n);
     ssize_t got = read_at(fd, buf, n, 0);
     ssize_t more = got == (ssize_t)n ? read_at(fd, &extra, 1, n) : 0;
     if (got < 0 || more < 0) {
@@ -174,8 +168,8 @@ static cdnn_status_t read_whole(int fd, const char *path, uint8_t **bytes, size_
     }
     if ((size_t)got != n || more != 0) {
         free(buf);
-        set_why(why, why_cap, "kernel pack '%s' changed size while it was read", path);
-        return CDNN_STATUS_IO_ERROR;
+        return kpack_fail(CDNN_STATUS_IO_ERROR, why, why_cap,
+                          "kernel pack '%s' changed size while it was read", path);
     }
     *bytes = buf;
     *size = n;
@@ -203,10 +197,9 @@ static char *absolute_path(const char *path)
 cdnn_status_t sdk_kpack_open(const char *path, sdk_kpack_t **pack, char *why,
                              size_t why_cap)
 {
-    if (!path || !pack) {
-        set_why(why, why_cap, "sdk_kpack_open: no path or no pack pointer");
-        return CDNN_STATUS_BAD_PARAM;
-    }
+    if (!path || !pack)
+        return kpack_fail(CDNN_STATUS_BAD_PARAM, why, why_cap,
+                          "sdk_kpack_open: no path or no pack pointer");
     *pack = NULL;
     char *reopen = absolute_path(path);
     if (!reopen)
@@ -284,27 +277,24 @@ cdnn_status_t sdk_kpack_code(const sdk_kpack_t *pack, const sdk_kpack_kernel_t *
                              const uint8_t **bytes, size_t *size, char *why,
                              size_t why_cap)
 {
-    if (!owns(pack, kernel) || !bytes || !size) {
-        set_why(why, why_cap, "sdk_kpack_code: no pack, a kernel of another pack, or no "
-                "output pointers");
-        return CDNN_STATUS_BAD_PARAM;
-    }
+    if (!owns(pack, kernel) || !bytes || !size)
+        return kpack_fail(CDNN_STATUS_BAD_PARAM, why, why_cap, "sdk_kpack_code: no pack, a "
+                          "kernel of another pack, or no output pointers");
     const uint8_t *code = pack->bytes + kernel->offset;
     atomic_uchar *checked = &pack->code_checked[kernel->index];
     if (!atomic_load_explicit(checked, memory_order_acquire)) {
         uint8_t digest[SDK_SHA256_BYTES];
-        if (sdk_sha256(code, (size_t)kernel->size, digest) != 0) {
-            set_why(why, why_cap, "kernel pack '%s': out of memory computing a SHA-256",
-                    pack->path);
-            return CDNN_STATUS_ALLOC_FAILED;
-        }
-        if (memcmp(digest, kernel->sha256, SDK_SHA256_BYTES) != 0) {
-            set_why(why, why_cap, "kernel pack '%s' is damaged: kernel '%s' (kernels[%d]): "
-                    "its code object (%llu bytes at offset %llu) does not match its "
-                    "SHA-256", pack->path, kernel->id, kernel->index,
-                    (unsigned long long)kernel->size, (unsigned long long)kernel->offset);
-            return CDNN_STATUS_CORRUPT_DATA;
-        }
+        if (sdk_sha256(code, (size_t)kernel->size, digest) != 0)
+            return kpack_fail(CDNN_STATUS_ALLOC_FAILED, why, why_cap,
+                              "kernel pack '%s': out of memory computing a SHA-256",
+                              pack->path);
+        if (memcmp(digest, kernel->sha256, SDK_SHA256_BYTES) != 0)
+            return kpack_fail(CDNN_STATUS_CORRUPT_DATA, why, why_cap,
+                              "kernel pack '%s' is damaged: kernel '%s' (kernels[%d]): its "
+                              "code object (%llu bytes at offset %llu) does not match its "
+                              "SHA-256", pack->path, kernel->id, kernel->index,
+                              (unsigned long long)kernel->size,
+                              (unsigned long long)kernel->offset);
         atomic_store_explicit(checked, 1, memory_order_release);
     }
     *bytes = code;
@@ -367,28 +357,28 @@ cdnn_status_t sdk_kpack_still_on_disk(const sdk_kpack_t *pack,
                                       const sdk_kpack_kernel_t *kernel, char *why,
                                       size_t why_cap)
 {
-    if (!owns(pack, kernel) || !pack->reopen_path) {
-        set_why(why, why_cap, "sdk_kpack_still_on_disk: no pack, a kernel of another "
-                "pack, or a pack opened from bytes (it has no file to check)");
-        return CDNN_STATUS_BAD_PARAM;
-    }
+    if (!owns(pack, kernel) || !pack->reopen_path)
+        return kpack_fail(CDNN_STATUS_BAD_PARAM, why, why_cap,
+                          "sdk_kpack_still_on_disk: no pack, a kernel of another pack, or "
+                          "a pack opened from bytes (it has no file to check)");
     int fd = open(pack->reopen_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
-        set_why(why, why_cap, "kernel pack '%s' cannot be opened again to check kernel "
-                "'%s' against it: %s", pack->path, kernel->id, strerror(err));
-        return err == ENOENT ? CDNN_STATUS_NOT_FOUND : CDNN_STATUS_IO_ERROR;
+        return kpack_fail(err == ENOENT ? CDNN_STATUS_NOT_FOUND : CDNN_STATUS_IO_ERROR, why,
+                          why_cap, "kernel pack '%s' cannot be opened again to check kernel "
+                          "'%s' against it: %s", pack->path, kernel->id, strerror(err));
     }
     const char *change = NULL;
     cdnn_status_t st = compare_file(pack, fd, kernel, &change);
     int err = errno;
     close(fd);
     if (st == CDNN_STATUS_BAD_STATE)
-        set_why(why, why_cap, "kernel pack '%s' changed on disk since it was opened, so "
-                "kernel '%s' cannot be checked against it: %s", pack->path, kernel->id,
-                change);
-    else if (st != CDNN_STATUS_SUCCESS)
-        set_why(why, why_cap, "kernel pack '%s' cannot be read again to check kernel '%s' "
-                "against it: %s", pack->path, kernel->id, strerror(err));
+        return kpack_fail(st, why, why_cap, "kernel pack '%s' changed on disk since it was "
+                          "opened, so kernel '%s' cannot be checked against it: %s",
+                          pack->path, kernel->id, change);
+    if (st != CDNN_STATUS_SUCCESS)
+        return kpack_fail(st, why, why_cap, "kernel pack '%s' cannot be read again to check "
+                          "kernel '%s' against it: %s", pack->path, kernel->id,
+                          strerror(err));
     return st;
 }

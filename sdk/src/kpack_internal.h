@@ -69,6 +69,11 @@ struct sdk_kpack {
  */
 cdnn_status_t kpack_parse(sdk_kpack_t *pack, char *reason, size_t reason_cap);
 
+/** Write a printf-style message to why (why_cap bytes; why may be NULL)
+ * and return status: every failure of the reader and writer is one line. */
+cdnn_status_t kpack_fail(cdnn_status_t status, char *why, size_t why_cap, const char *fmt,
+                         ...) __attribute__((format(printf, 4, 5)));
+
 /** Free what kpack_parse allocated, and the pack. */
 void kpack_free(sdk_kpack_t *pack);
 

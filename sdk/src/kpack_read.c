@@ -10,7 +10,6 @@
  */
 #include "kpack_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,17 +79,9 @@ typedef struct parse {
  * SDK_KPACK_MAX_NAME bytes. */
 #define LABEL_CAP (SDK_KPACK_MAX_NAME + 64)
 
-__attribute__((format(printf, 3, 4)))
-static cdnn_status_t refuse(parse_t *p, cdnn_status_t status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->reason, p->cap, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-#define DAMAGED(p, ...) refuse((p), CDNN_STATUS_CORRUPT_DATA, __VA_ARGS__)
+/* Most refusals are damage; the reason goes where the parse was told. */
+#define DAMAGED(p, ...) \
+    kpack_fail(CDNN_STATUS_CORRUPT_DATA, (p)->reason, (p)->cap, __VA_ARGS__)
 
 /* ---- strings -------------------------------------------------------------- */
 
@@ -190,7 +181,8 @@ static cdnn_status_t check_seal(parse_t *p)
                        (unsigned long long)offset, n);
     uint8_t digest[SDK_SHA256_BYTES];
     if (kpack_header_digest(b, b + offset, (size_t)size, digest) != 0)
-        return refuse(p, CDNN_STATUS_ALLOC_FAILED, "out of memory computing a SHA-256");
+        return kpack_fail(CDNN_STATUS_ALLOC_FAILED, p->reason, p->cap,
+                          "out of memory computing a SHA-256");
     if (memcmp(digest, b + HDR_SHA256, SDK_SHA256_BYTES) != 0)
         return DAMAGED(p, "the SHA-256 in its header does not match its header and "
                        "table of contents (the bytes were altered or truncated)");
@@ -209,7 +201,7 @@ static cdnn_status_t check_header_fields(parse_t *p)
     info->format_minor = fb_read_u16(b + HDR_MINOR);
     info->file_size = p->pack->size;
     if (info->format_major != SDK_KPACK_FORMAT_MAJOR)
-        return refuse(p, CDNN_STATUS_NOT_SUPPORTED,
+        return kpack_fail(CDNN_STATUS_NOT_SUPPORTED, p->reason, p->cap,
                       "it is in kernel pack format %u.%u, and this cdnn reads kernel "
                       "pack format %d.x; use a cdnn that reads it, or a pack made "
                       "for this one", info->format_major, info->format_minor,
@@ -219,7 +211,7 @@ static cdnn_status_t check_header_fields(parse_t *p)
         return DAMAGED(p, "its header says it is %u bytes; format %d's is %d",
                        header_size, SDK_KPACK_FORMAT_MAJOR, SDK_KPACK_HEADER_BYTES);
     if (flags != 0)
-        return refuse(p, CDNN_STATUS_NOT_SUPPORTED,
+        return kpack_fail(CDNN_STATUS_NOT_SUPPORTED, p->reason, p->cap,
                       "its header sets flags 0x%08x, and this cdnn knows none; use a "
                       "newer cdnn", flags);
     if (info->toc_offset % SDK_KPACK_ALIGN)
@@ -314,8 +306,8 @@ static cdnn_status_t allocate(parse_t *p)
                                             ENGINE_CANDIDATES), sizeof *k->candidates);
     if (!k->kernels || !k->by_id || !k->code_checked || !k->engines || !k->by_name ||
         !k->metadata || !k->knobs || !k->candidates)
-        return refuse(p, CDNN_STATUS_ALLOC_FAILED, "out of memory reading its table "
-                      "of contents");
+        return kpack_fail(CDNN_STATUS_ALLOC_FAILED, p->reason, p->cap,
+                          "out of memory reading its table of contents");
     return CDNN_STATUS_SUCCESS;
 }
 

@@ -6,23 +6,9 @@
  */
 #include "kpack_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-__attribute__((format(printf, 4, 5)))
-static cdnn_status_t fail(cdnn_status_t status, char *why, size_t why_cap,
-                          const char *fmt, ...)
-{
-    if (why && why_cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_cap, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 static const char *spec_name(const sdk_kpack_spec_t *spec)
 {
@@ -348,22 +334,22 @@ static cdnn_status_t self_check(const sdk_kpack_spec_t *spec, const uint8_t *byt
     kpack_free(pack);
     if (st == CDNN_STATUS_ALLOC_FAILED || st == CDNN_STATUS_SUCCESS)
         return st;
-    return fail(CDNN_STATUS_BAD_PARAM, why, why_cap, "cannot write kernel pack '%s': %s",
-                spec_name(spec), reason);
+    return kpack_fail(CDNN_STATUS_BAD_PARAM, why, why_cap,
+                      "cannot write kernel pack '%s': %s", spec_name(spec), reason);
 }
 
 cdnn_status_t sdk_kpack_write(const sdk_kpack_spec_t *spec, uint8_t **bytes, size_t *size,
                               char *why, size_t why_cap)
 {
     if (!spec || !bytes || !size)
-        return fail(CDNN_STATUS_BAD_PARAM, why, why_cap,
-                    "sdk_kpack_write: no spec or no output pointers");
+        return kpack_fail(CDNN_STATUS_BAD_PARAM, why, why_cap,
+                          "sdk_kpack_write: no spec or no output pointers");
     *bytes = NULL;
     *size = 0;
     const char *shape = shape_error(spec);
     if (shape)
-        return fail(CDNN_STATUS_BAD_PARAM, why, why_cap, "cannot write kernel pack '%s': %s",
-                    spec_name(spec), shape);
+        return kpack_fail(CDNN_STATUS_BAD_PARAM, why, why_cap,
+                          "cannot write kernel pack '%s': %s", spec_name(spec), shape);
     layout_t l = {0};
     uint8_t *out = NULL;
     size_t n = 0;
@@ -373,14 +359,14 @@ cdnn_status_t sdk_kpack_write(const sdk_kpack_spec_t *spec, uint8_t **bytes, siz
     free(l.sha256);
     free(l.offset);
     if (st == CDNN_STATUS_NOT_SUPPORTED)
-        return fail(st, why, why_cap, "cannot write kernel pack '%s': it would be larger "
-                    "than the %llu bytes a pack may be", spec_name(spec),
-                    (unsigned long long)SDK_KPACK_MAX_BYTES);
+        return kpack_fail(st, why, why_cap, "cannot write kernel pack '%s': it would be "
+                          "larger than the %llu bytes a pack may be", spec_name(spec),
+                          (unsigned long long)SDK_KPACK_MAX_BYTES);
     if (!st)
         st = self_check(spec, out, n, why, why_cap);
     if (st == CDNN_STATUS_ALLOC_FAILED)
-        fail(st, why, why_cap, "cannot write kernel pack '%s': out of memory",
-             spec_name(spec));
+        kpack_fail(st, why, why_cap, "cannot write kernel pack '%s': out of memory",
+                   spec_name(spec));
     if (st) {
         free(out);
         return st;
