@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""bench/gpu/run.py -- cdnn's matmul kernels next to cuBLAS, in one run.
+
+    python3 bench/gpu/run.py BENCH_BINARY CODE_OBJECT_DIR [--reps N] [--out FILE]
+
+Runs BENCH_BINARY (bench_gpu_matmul: cdnn's tensor-core kernels, device
+events, median) and then times torch.matmul (cuBLAS) on the same shapes and
+dtypes the same way: random inputs in [-1, 1), 3 warm-ups, the median of N
+launches each between two CUDA events.  Prints one table: per dtype and
+shape, every cdnn tile configuration, cuBLAS, and cdnn's best over cuBLAS.
+Needs python3 with torch and a GPU (the GPU machine has both).
+"""
+import argparse
+import datetime
+import statistics
+import subprocess
+import sys
+
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096)]
+
+
+def time_cublas(torch, dtype, m, n, k, reps):
+    a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
+    b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
+    c = torch.empty(m, n, device="cuda", dtype=dtype)
+    for _ in range(3):
+        torch.matmul(a, b, out=c)
+    times = []
+    for _ in range(reps):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.matmul(a, b, out=c)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def run_cdnn(binary, objects, reps):
+    out = subprocess.run([binary, objects, str(reps)], capture_output=True, text=True)
+    sys.stderr.write(out.stderr)
+    if out.returncode != 0:
+        raise SystemExit(f"{binary} failed with status {out.returncode}")
+    rows = []
+    for line in out.stdout.splitlines():
+        f = line.split()
+        if len(f) == 9 and f[0] == "cdnn":
+            rows.append({"dtype": f[1], "shape": (int(f[2]), int(f[3]), int(f[4])),
+                         "kernel": f[5], "ms": float(f[6]), "tflops": float(f[7]),
+                         "err": float(f[8])})
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("binary")
+    parser.add_argument("objects")
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+
+    import torch
+    cdnn_rows = run_cdnn(args.binary, args.objects, args.reps)
+    dtypes = {"bf16": torch.bfloat16, "f16": torch.float16}
+    lines = [f"# cdnn matmul kernels vs cuBLAS (torch {torch.__version__}), "
+             f"{torch.cuda.get_device_name(0)}, {datetime.date.today().isoformat()}",
+             "# median of %d launches, CUDA events; TFLOP/s = 2mnk / time; "
+             "err = worst |C - ref| / tol over 256 sampled elements (<= 1 passes)" % args.reps,
+             f"{'dtype':5} {'m x n x k':>18} {'kernel':14} {'ms':>8} {'TFLOP/s':>8} "
+             f"{'vs cuBLAS':>9} {'err':>6}"]
+    for name, dtype in dtypes.items():
+        for m, n, k in SHAPES:
+            ms = time_cublas(torch, dtype, m, n, k, args.reps)
+            cublas = 2.0 * m * n * k / (ms * 1e-3) / 1e12
+            shape = f"{m}x{n}x{k}"
+            mine = [r for r in cdnn_rows if r["dtype"] == name and r["shape"] == (m, n, k)]
+            for r in mine:
+                lines.append(f"{name:5} {shape:>18} {r['kernel']:14} {r['ms']:8.3f} "
+                             f"{r['tflops']:8.1f} {r['tflops'] / cublas:9.2f} {r['err']:6.3f}")
+            lines.append(f"{name:5} {shape:>18} {'cuBLAS':14} {ms:8.3f} {cublas:8.1f} "
+                         f"{1.0:9.2f} {'':>6}")
+            if mine:
+                best = max(mine, key=lambda r: r["tflops"])
+                lines.append(f"{name:5} {shape:>18} {'best cdnn':14} {best['ms']:8.3f} "
+                             f"{best['tflops']:8.1f} {best['tflops'] / cublas:9.2f} "
+                             f"{best['kernel']}")
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    bad = [r for r in cdnn_rows if not r["err"] <= 1.0]
+    if bad:
+        raise SystemExit(f"{len(bad)} cdnn results outside tolerance")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,299 @@
+/*
+ * cuda_kernel.h -- the ABI between cdnn's CUDA kernels and whoever launches
+ * them (the `kernels` provider's dispatch handlers, the tests, the benches).
+ *
+ * Every kernel is an `extern "C" __global__` function of ONE by-value
+ * argument, the parameter struct of its signature, launched through the
+ * driver API:
+ *
+ *     cdnn_cuda_matmul_params_t p = {...};
+ *     void *args[] = {&p};
+ *     cuLaunchKernel(fn, grid.x, grid.y, grid.z, block, 1, 1, smem, stream,
+ *                    args, NULL);
+ *
+ * The structs hold only fixed-width integers, floats and pointers, with the
+ * 8-byte members first, so that gcc (the host) and nvcc (the device) lay
+ * them out alike on x86-64; their sizes are pinned below.  Pointers are
+ * DEVICE addresses (a CUdeviceptr cast through uintptr_t).  Strides and
+ * sizes count elements, not bytes; a stride may be any value, 0 (broadcast)
+ * and negative ones included, unless the signature says otherwise.  Kernels
+ * are correct for every layout the signature allows and take a faster path
+ * where the layout permits (contiguous, 16-byte aligned): they decide that
+ * themselves, from the struct, on the device.
+ *
+ * A kernel cannot return an error: the handler checks, before it launches,
+ * what each signature lists under "the handler guarantees".  Launch
+ * geometry (grid, block, dynamic shared memory) is fixed per kernel by its
+ * metadata in the kernel pack ("threads=256", "smem=81920", "tile_m=128",
+ * ...) and by the formulas documented with each signature.  A kernel whose
+ * smem is over 48 KiB needs, once per loaded function,
+ * cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+ * (= 8), smem), and a device whose opt-in limit
+ * (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97) is lower
+ * cannot run it (sm_86/sm_89 parts allow 99 KiB, sm_80 163 KiB, sm_90
+ * 227 KiB).
+ *
+ * Code objects (kernels/CMakeLists.txt builds them, one per source file and
+ * target): NAME.sm_90a.cubin, NAME.sm_80.cubin, and NAME.compute_80.ptx,
+ * the PTX text WITH a terminating NUL byte, so that its bytes go to
+ * cuModuleLoadData as they are.  An sm_80 cubin runs on sm_80..sm_89, the
+ * sm_90a cubin on sm_90 only, the PTX on any device of compute capability
+ * 8.0 or newer (the driver compiles it at load).
+ */
+#ifndef CDNN_KERNELS_CUDA_KERNEL_H
+#define CDNN_KERNELS_CUDA_KERNEL_H
+
+#include <stdint.h>
+
+#define CDNN_CUDA_KERNEL_ABI_VERSION 1
+
+/* Element types: the values of cdnn_data_type_t (<cdnn/cdnn.h>), repeated
+ * here so that the kernels build without the library's headers. */
+#define CDNN_CUDA_F32 1
+#define CDNN_CUDA_F16 2
+#define CDNN_CUDA_BF16 3
+
+/* Activations of the fused epilogues and the pointwise programs. */
+#define CDNN_CUDA_ACT_NONE 0
+#define CDNN_CUDA_ACT_RELU 1
+#define CDNN_CUDA_ACT_GELU 2      /* x * Phi(x), with erf */
+#define CDNN_CUDA_ACT_GELU_TANH 3 /* the tanh approximation */
+#define CDNN_CUDA_ACT_SILU 4      /* x * sigmoid(x) */
+#define CDNN_CUDA_ACT_TANH 5
+
+/* ------------------------------------------------------------------------
+ * "cuda-matmul-v1": C[b] = epilogue(A[b] x B[b])
+ *
+ * A is m x k, B is k x n, C is m x n, per batch b; element (i, j) of X is at
+ * x + b * x_batch_stride + i * x_row_stride + j * x_col_stride.  The product
+ * accumulates in f32; then, in this order and in f32: + bias[j * bias_stride]
+ * (bias NULL: none), the activation, + residual (residual NULL: none; same
+ * indexing as C, its own strides), and the cast to c_type (round to
+ * nearest even).
+ *
+ * Kernels (kernels/cuda/matmul_tc.cu, matmul_f32.cu):
+ *   cdnn_cuda_matmul_{f16,bf16}_TMxTN  tensor cores (mma.sync m16n8k16,
+ *       f32 accumulate), a_type == b_type == the kernel's dtype;
+ *   cdnn_cuda_matmul_f32_TMxTN         exact f32 on the SIMT cores (FFMA,
+ *       no TF32), a_type == b_type == f32.
+ * Launch: grid = (ceil(n / tile_n), ceil(m / tile_m), batch),
+ *         block = (threads, 1, 1), dynamic smem = smem;
+ * tile_m, tile_n, threads and smem per kernel are in the tables below (and
+ * in the pack's metadata).
+ * Fast paths (decided per launch on the device, all else is gathered
+ * element by element, still correct): A with a_col_stride == 1, and B with
+ * b_col_stride == 1 (row-major, "n-contiguous") or b_row_stride == 1
+ * ("k-contiguous", a transposed weight), where the other strides are
+ * multiples of 8 and the base address is 16-byte aligned.
+ * The handler guarantees: batch, m, n, k >= 1; batch <= 65535;
+ * ceil(m / tile_m) <= 65535; c_type, bias_type, res_type in {f32, f16,
+ * bf16}; activation one of CDNN_CUDA_ACT_*; C overlaps no input.
+ * ---------------------------------------------------------------------- */
+typedef struct cdnn_cuda_matmul_params {
+    int64_t batch, m, n, k;
+    const void *a;
+    int64_t a_batch_stride, a_row_stride, a_col_stride;
+    const void *b;
+    int64_t b_batch_stride, b_row_stride, b_col_stride;
+    void *c;
+    int64_t c_batch_stride, c_row_stride, c_col_stride;
+    const void *bias;
+    int64_t bias_stride;
+    const void *residual;
+    int64_t res_batch_stride, res_row_stride, res_col_stride;
+    int32_t a_type, b_type, c_type, bias_type, res_type;
+    int32_t activation;
+} cdnn_cuda_matmul_params_t;
+
+/* The tensor-core tile configurations: X(tile_m, tile_n, warps_m, warps_n,
+ * stages).  tile_k is 32; threads = 32 * warps_m * warps_n; each warp owns a
+ * (tile_m / warps_m) x (tile_n / warps_n) block of C.  Entry points
+ * cdnn_cuda_matmul_f16_<tile_m>x<tile_n> and ..._bf16_...  */
+#define CDNN_CUDA_MATMUL_TC_TILE_K 32
+#define CDNN_CUDA_MATMUL_TC_CONFIGS(X) \
+    X(128, 256, 2, 4, 3)                \
+    X(128, 128, 2, 4, 4)                \
+    X(128, 64, 2, 2, 4)                 \
+    X(64, 64, 2, 2, 3)
+/* Dynamic shared memory of a tensor-core configuration, in bytes: the
+ * larger of the k loop's ring and the epilogue's f32 tile.  A ring stage
+ * holds an A tile of tile_m rows of (32 + 8) halves and a B tile stored
+ * either way round, (tile_n rows of 40) or (32 rows of tile_n + 8) halves
+ * (the 8 halves of padding keep ldmatrix free of bank conflicts); the
+ * epilogue stages C as tile_m rows of (tile_n + 4) floats, so that its
+ * stores coalesce. */
+#define CDNN_CUDA_MATMUL_TC_OUT_PAD 4
+#define CDNN_CUDA_MATMUL_TC_B_HALVES(tn) \
+    ((tn) * 40 > 32 * ((tn) + 8) ? (tn) * 40 : 32 * ((tn) + 8))
+#define CDNN_CUDA_MATMUL_TC_RING(tm, tn, stages) \
+    ((stages) * ((tm) * 40 + CDNN_CUDA_MATMUL_TC_B_HALVES(tn)) * 2)
+#define CDNN_CUDA_MATMUL_TC_EPILOGUE(tm, tn) ((tm) * ((tn) + CDNN_CUDA_MATMUL_TC_OUT_PAD) * 4)
+#define CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages)                                      \
+    (CDNN_CUDA_MATMUL_TC_RING(tm, tn, stages) > CDNN_CUDA_MATMUL_TC_EPILOGUE(tm, tn) \
+         ? CDNN_CUDA_MATMUL_TC_RING(tm, tn, stages)                                  \
+         : CDNN_CUDA_MATMUL_TC_EPILOGUE(tm, tn))
+
+/* The f32 SIMT configurations: X(tile_m, tile_n, per-thread rows,
+ * per-thread cols); tile_k 16, threads = (tile_m / rows) * (tile_n / cols),
+ * smem 0 (static).  Entry points cdnn_cuda_matmul_f32_<tile_m>x<tile_n>. */
+#define CDNN_CUDA_MATMUL_F32_CONFIGS(X) \
+    X(64, 64, 4, 4)                      \
+    X(128, 128, 8, 8)
+
+/* ------------------------------------------------------------------------
+ * "cuda-pointwise-v1": out = f(in[0], ..., in[input_count - 1]) elementwise
+ *
+ * Every operand is indexed by the output's coordinates over `rank` dims
+ * (shape[0] outermost): element at ptr + sum(coord[d] * stride[d]); an
+ * input broadcasts along a dim by stride 0.  f is a postfix program run on
+ * an f32 stack (loads convert to f32, the result casts to out_type):
+ *   PUSH_INPUT i   push in[i] at the coordinates
+ *   PUSH_CONST i   push constants[i]
+ *   unary ops      replace the top;  binary ops pop b then a, push (a op b)
+ * The program must leave exactly one value; the handler checks that the
+ * stack never underflows nor grows past CDNN_CUDA_POINTWISE_MAX_STACK.
+ *
+ * Kernel (kernels/cuda/pointwise.cu): cdnn_cuda_pointwise.
+ * Launch: block = (256, 1, 1), grid = (min(ceil(count / 1024), 65535 *
+ * 16), 1, 1) -- a grid-stride loop, so any grid of at least one block is
+ * correct -- smem 0.  Rank 1 is indexed without division: the handler
+ * collapses packed operands (and scalars, stride 0) to one dimension.
+ * Where, at rank 1, the output and every non-scalar input are contiguous
+ * and 16-byte aligned, each thread moves 8 elements per 16-byte access.
+ * The handler guarantees: 0 <= rank <= MAX_RANK, shape[d] >= 1, count is
+ * their product (>= 1); 1 <= input_count <= MAX_INPUTS; types in {f32, f16,
+ * bf16}; the program as above; out overlaps no input unless identical to it
+ * with the same strides.
+ * ---------------------------------------------------------------------- */
+#define CDNN_CUDA_POINTWISE_MAX_RANK 6
+#define CDNN_CUDA_POINTWISE_MAX_INPUTS 4
+#define CDNN_CUDA_POINTWISE_MAX_PROGRAM 24
+#define CDNN_CUDA_POINTWISE_MAX_CONSTANTS 8
+#define CDNN_CUDA_POINTWISE_MAX_STACK 8
+
+/* Opcodes (one byte each in `program`); the operand byte follows in
+ * `operand` for PUSH_INPUT and PUSH_CONST. */
+enum {
+    CDNN_CUDA_PW_PUSH_INPUT = 1,
+    CDNN_CUDA_PW_PUSH_CONST,
+    /* unary */
+    CDNN_CUDA_PW_NEG,
+    CDNN_CUDA_PW_ABS,
+    CDNN_CUDA_PW_EXP,
+    CDNN_CUDA_PW_LOG,
+    CDNN_CUDA_PW_SQRT,
+    CDNN_CUDA_PW_RSQRT,
+    CDNN_CUDA_PW_RECIPROCAL,
+    CDNN_CUDA_PW_SIGMOID,
+    CDNN_CUDA_PW_RELU,
+    CDNN_CUDA_PW_GELU,
+    CDNN_CUDA_PW_GELU_TANH,
+    CDNN_CUDA_PW_SILU,
+    CDNN_CUDA_PW_TANH,
+    /* binary */
+    CDNN_CUDA_PW_ADD,
+    CDNN_CUDA_PW_SUB,
+    CDNN_CUDA_PW_MUL,
+    CDNN_CUDA_PW_DIV,
+    CDNN_CUDA_PW_MAX,
+    CDNN_CUDA_PW_MIN,
+    CDNN_CUDA_PW_POW,
+    CDNN_CUDA_PW_OPCODE_END
+};
+
+typedef struct cdnn_cuda_pointwise_params {
+    int64_t count;
+    int64_t shape[CDNN_CUDA_POINTWISE_MAX_RANK];
+    void *out;
+    int64_t out_strides[CDNN_CUDA_POINTWISE_MAX_RANK];
+    const void *in[CDNN_CUDA_POINTWISE_MAX_INPUTS];
+    int64_t in_strides[CDNN_CUDA_POINTWISE_MAX_INPUTS][CDNN_CUDA_POINTWISE_MAX_RANK];
+    float constants[CDNN_CUDA_POINTWISE_MAX_CONSTANTS];
+    int32_t rank;
+    int32_t input_count;
+    int32_t out_type;
+    int32_t in_types[CDNN_CUDA_POINTWISE_MAX_INPUTS];
+    int32_t reserved; /* 0 */
+    int32_t program_length;
+    uint8_t program[CDNN_CUDA_POINTWISE_MAX_PROGRAM];
+    uint8_t operand[CDNN_CUDA_POINTWISE_MAX_PROGRAM];
+} cdnn_cuda_pointwise_params_t;
+
+/* ------------------------------------------------------------------------
+ * "cuda-norm-v1": layer-norm and RMS-norm over the last axis
+ *
+ * x and y are rows x cols; a row r is normalised over its cols:
+ *   layer (kind 0): y = (x - mean) / sqrt(var + epsilon) * scale + shift
+ *   rms   (kind 1): y = x / sqrt(mean(x^2) + epsilon) * scale + shift
+ * (var the biased variance; scale[j * scale_stride], NULL meaning 1;
+ * shift likewise, NULL meaning 0), all in f32.  Each row is read from
+ * memory once: it is kept in shared memory (as f32) between the statistics
+ * and the output, and the variance is the mean of squared deviations from
+ * the mean (two sweeps over the cached row, not E[x^2] - E[x]^2).
+ *
+ * Kernels (kernels/cuda/norm.cu):
+ *   cdnn_cuda_norm_block  one block of `threads` (a multiple of 32, at most
+ *       1024; metadata says 256) per row: grid = (rows, 1, 1) for rows <=
+ *       2^31 - 1, smem = cols * 4 bytes;
+ *   cdnn_cuda_norm_warp   one warp per row, 8 rows per block of 256:
+ *       grid = (ceil(rows / 8), 1, 1), smem = 8 * cols * 4 bytes (for short
+ *       rows: cols <= 1024 keeps it at 32 KiB).
+ * 16-byte loads and stores where col stride is 1 and each row's address is
+ * 16-byte aligned.
+ * The handler guarantees: rows, cols >= 1; the smem above within the
+ * device's limit; types in {f32, f16, bf16}; y overlaps x only if identical.
+ * ---------------------------------------------------------------------- */
+#define CDNN_CUDA_NORM_LAYER 0
+#define CDNN_CUDA_NORM_RMS 1
+#define CDNN_CUDA_NORM_WARP_ROWS_PER_BLOCK 8
+
+typedef struct cdnn_cuda_norm_params {
+    int64_t rows, cols;
+    const void *x;
+    int64_t x_row_stride, x_col_stride;
+    void *y;
+    int64_t y_row_stride, y_col_stride;
+    const void *scale;
+    int64_t scale_stride;
+    const void *shift;
+    int64_t shift_stride;
+    float epsilon;
+    int32_t kind;
+    int32_t x_type, y_type, scale_type, shift_type;
+} cdnn_cuda_norm_params_t;
+
+/* ------------------------------------------------------------------------
+ * "cuda-softmax-v1": softmax (or log-softmax) over the last axis
+ *
+ * x and y are rows x cols; y[r, j] = exp(x[r, j] - max_r) / sum_r, with
+ * max_r the row's maximum and sum_r the sum of the exponentials (log: y =
+ * x - max_r - log(sum_r)), in f32.  A row of -inf gives NaN, as in PyTorch.
+ * Kernels (kernels/cuda/softmax.cu): cdnn_cuda_softmax_block and
+ * cdnn_cuda_softmax_warp, with the launch geometry of the norm kernels
+ * above (the row cached in shared memory as f32).
+ * The handler guarantees what the norm kernels need.
+ * ---------------------------------------------------------------------- */
+typedef struct cdnn_cuda_softmax_params {
+    int64_t rows, cols;
+    const void *x;
+    int64_t x_row_stride, x_col_stride;
+    void *y;
+    int64_t y_row_stride, y_col_stride;
+    int32_t x_type, y_type;
+    int32_t log;
+    int32_t reserved; /* 0 */
+} cdnn_cuda_softmax_params_t;
+
+/* The layouts are ABI: pin them for the C and CUDA compilers alike. */
+#if defined(__cplusplus)
+#define CDNN_CUDA_STATIC_ASSERT(e, m) static_assert(e, m)
+#else
+#define CDNN_CUDA_STATIC_ASSERT(e, m) _Static_assert(e, m)
+#endif
+CDNN_CUDA_STATIC_ASSERT(sizeof(void *) == 8, "the ABI is for 64-bit hosts");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_matmul_params_t) == 200, "matmul params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_pointwise_params_t) == 456, "pointwise params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_norm_params_t) == 120, "norm params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_softmax_params_t) == 80, "softmax params layout");
+
+#endif

@@ -1,0 +1,205 @@
+// pointwise.cu -- "cuda-pointwise-v1": a chain of elementwise ops over
+// broadcast operands, one read of each input element and one write of the
+// output, whatever the chain's length.
+//
+// The chain is a postfix program (cuda_kernel.h) interpreted per element
+// on an f32 stack that lives in registers: the stack depth is a compile-time
+// bound and every push and pop is unrolled against it, so no stack slot is
+// ever indexed by a run-time value (which would put the stack in local
+// memory).  The interpreter's branches are uniform across the grid (every
+// thread runs the same program), so they cost issue slots, not divergence.
+#include "common.cuh"
+
+namespace cdnn {
+namespace {
+
+constexpr int kStack = CDNN_CUDA_POINTWISE_MAX_STACK;
+constexpr int kElementsPerThread = 4;
+
+__device__ __forceinline__ float apply_unary(uint8_t op, float x) {
+    switch (op) {
+    case CDNN_CUDA_PW_NEG: return -x;
+    case CDNN_CUDA_PW_ABS: return fabsf(x);
+    case CDNN_CUDA_PW_EXP: return expf(x);
+    case CDNN_CUDA_PW_LOG: return logf(x);
+    case CDNN_CUDA_PW_SQRT: return sqrtf(x);
+    case CDNN_CUDA_PW_RSQRT: return rsqrtf(x);
+    case CDNN_CUDA_PW_RECIPROCAL: return 1.0f / x;
+    case CDNN_CUDA_PW_SIGMOID: return sigmoid(x);
+    case CDNN_CUDA_PW_RELU: return fmaxf(x, 0.0f);
+    case CDNN_CUDA_PW_GELU: return gelu_erf(x);
+    case CDNN_CUDA_PW_GELU_TANH: return gelu_tanh(x);
+    case CDNN_CUDA_PW_SILU: return x * sigmoid(x);
+    default: return tanhf(x); // CDNN_CUDA_PW_TANH
+    }
+}
+
+__device__ __forceinline__ float apply_binary(uint8_t op, float a, float b) {
+    switch (op) {
+    case CDNN_CUDA_PW_ADD: return a + b;
+    case CDNN_CUDA_PW_SUB: return a - b;
+    case CDNN_CUDA_PW_MUL: return a * b;
+    case CDNN_CUDA_PW_DIV: return a / b;
+    case CDNN_CUDA_PW_MAX: return fmaxf(a, b);
+    case CDNN_CUDA_PW_MIN: return fminf(a, b);
+    default: return powf(a, b); // CDNN_CUDA_PW_POW
+    }
+}
+
+// The offset of element i (a linear index of the output) in an operand of
+// the given strides.  Rank 1, what the handler makes of packed operands,
+// needs no division.
+__device__ __forceinline__ int64_t offset_of(const cdnn_cuda_pointwise_params_t &p,
+                                             const int64_t *strides, int64_t i) {
+    if (p.rank <= 1)
+        return p.rank == 1 ? i * strides[0] : 0;
+    int64_t offset = 0;
+#pragma unroll
+    for (int d = CDNN_CUDA_POINTWISE_MAX_RANK - 1; d >= 0; --d) {
+        if (d >= p.rank)
+            continue;
+        offset += (i % p.shape[d]) * strides[d];
+        i /= p.shape[d];
+    }
+    return offset;
+}
+
+// Run the program on W elements at once (the stack holds W lanes per
+// slot), so that the interpreter's decoding is paid once per W elements.
+// The stack is indexed by the run-time depth, so it lives in local memory
+// (L1-resident: 8 x W floats per thread); selecting slots by unrolled
+// compares instead made the compiler demote it all the same.
+template <int W>
+__device__ __forceinline__ void run_program(const cdnn_cuda_pointwise_params_t &p,
+                                            const float (&inputs)[CDNN_CUDA_POINTWISE_MAX_INPUTS][W],
+                                            float (&result)[W]) {
+    float stack[kStack][W];
+    int depth = 0;
+    for (int pc = 0; pc < p.program_length; ++pc) {
+        const uint8_t op = p.program[pc], arg = p.operand[pc];
+        if (op == CDNN_CUDA_PW_PUSH_INPUT) {
+#pragma unroll
+            for (int t = 0; t < CDNN_CUDA_POINTWISE_MAX_INPUTS; ++t)
+                if (arg == t)
+#pragma unroll
+                    for (int w = 0; w < W; ++w)
+                        stack[depth][w] = inputs[t][w];
+            ++depth;
+        } else if (op == CDNN_CUDA_PW_PUSH_CONST) {
+            const float c = p.constants[arg];
+#pragma unroll
+            for (int w = 0; w < W; ++w)
+                stack[depth][w] = c;
+            ++depth;
+        } else if (op < CDNN_CUDA_PW_ADD) {
+#pragma unroll
+            for (int w = 0; w < W; ++w)
+                stack[depth - 1][w] = apply_unary(op, stack[depth - 1][w]);
+        } else {
+#pragma unroll
+            for (int w = 0; w < W; ++w)
+                stack[depth - 2][w] = apply_binary(op, stack[depth - 2][w], stack[depth - 1][w]);
+            --depth;
+        }
+    }
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+        result[w] = stack[0][w];
+}
+
+// Element by element, for any strides: each thread first loads all inputs
+// of kElementsPerThread elements (independent loads in flight), then runs
+// the program on them.  Consecutive threads take consecutive elements, so
+// packed operands coalesce.
+__device__ __forceinline__ void pointwise_any(const cdnn_cuda_pointwise_params_t &p, int64_t first) {
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t base = first + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; base < p.count;
+         base += stride * kElementsPerThread) {
+        float inputs[CDNN_CUDA_POINTWISE_MAX_INPUTS][kElementsPerThread] = {};
+#pragma unroll
+        for (int u = 0; u < kElementsPerThread; ++u) {
+            const int64_t i = base + u * stride;
+#pragma unroll
+            for (int t = 0; t < CDNN_CUDA_POINTWISE_MAX_INPUTS; ++t)
+                if (i < p.count && t < p.input_count)
+                    inputs[t][u] = load_as_f32(p.in[t], offset_of(p, p.in_strides[t], i),
+                                               p.in_types[t]);
+        }
+        float result[kElementsPerThread];
+        run_program(p, inputs, result);
+#pragma unroll
+        for (int u = 0; u < kElementsPerThread; ++u) {
+            const int64_t i = base + u * stride;
+            if (i < p.count)
+                store_from_f32(p.out, offset_of(p, p.out_strides, i), p.out_type, result[u]);
+        }
+    }
+}
+
+// Whether the 16-byte path applies: one dimension, the output and every
+// input either contiguous and 16-byte aligned or a broadcast scalar.
+__device__ __forceinline__ bool vectorisable(const cdnn_cuda_pointwise_params_t &p) {
+    if (p.rank != 1 || p.out_strides[0] != 1 || !aligned16(p.out))
+        return false;
+    for (int t = 0; t < p.input_count; ++t)
+        if (p.in_strides[t][0] != 0 && (p.in_strides[t][0] != 1 || !aligned16(p.in[t])))
+            return false;
+    return true;
+}
+
+// 8 consecutive elements at `first` of a contiguous operand, in 16-byte
+// loads (two for f32, one for f16/bf16).
+__device__ __forceinline__ void load8(const void *base, int32_t type, int64_t first, float *out) {
+    const char *bytes = static_cast<const char *>(base) + first * element_bytes(type);
+    const uint4 *vec = reinterpret_cast<const uint4 *>(bytes);
+    const int got = unpack16(__ldg(vec), type, out);
+    if (got == 4)
+        unpack16(__ldg(vec + 1), type, out + 4);
+}
+
+__device__ __forceinline__ void store8(void *base, int32_t type, int64_t first, const float *v) {
+    uint4 *vec = reinterpret_cast<uint4 *>(static_cast<char *>(base) + first * element_bytes(type));
+    vec[0] = pack16(v, type);
+    if (type == CDNN_CUDA_F32)
+        vec[1] = pack16(v + 4, type);
+}
+
+// The 16-byte path: each thread takes 8 consecutive elements at a time;
+// returns where the elements it leaves to pointwise_any begin.
+__device__ __forceinline__ int64_t pointwise_vectorised(const cdnn_cuda_pointwise_params_t &p) {
+    const int64_t groups = p.count / 8;
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t g = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; g < groups; g += stride) {
+        float inputs[CDNN_CUDA_POINTWISE_MAX_INPUTS][8] = {};
+#pragma unroll
+        for (int t = 0; t < CDNN_CUDA_POINTWISE_MAX_INPUTS; ++t) {
+            if (t >= p.input_count)
+                continue;
+            if (p.in_strides[t][0] == 0) {
+                const float scalar = load_as_f32(p.in[t], 0, p.in_types[t]);
+#pragma unroll
+                for (int u = 0; u < 8; ++u)
+                    inputs[t][u] = scalar;
+            } else {
+                load8(p.in[t], p.in_types[t], g * 8, inputs[t]);
+            }
+        }
+        float result[8];
+        run_program(p, inputs, result);
+        store8(p.out, p.out_type, g * 8, result);
+    }
+    return groups * 8;
+}
+
+__device__ __forceinline__ void pointwise(const cdnn_cuda_pointwise_params_t &p) {
+    const int64_t rest = vectorisable(p) ? pointwise_vectorised(p) : 0;
+    pointwise_any(p, rest);
+}
+
+} // namespace
+} // namespace cdnn
+
+extern "C" __global__ void __launch_bounds__(256)
+    cdnn_cuda_pointwise(const __grid_constant__ cdnn_cuda_pointwise_params_t params) {
+    cdnn::pointwise(params);
+}

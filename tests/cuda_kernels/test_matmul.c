@@ -1,0 +1,209 @@
+/*
+ * test_matmul.c -- "cuda-matmul-v1" kernels against an f64 reference.
+ *
+ * Each kernel runs a fixed list of cases: shapes with tails in every
+ * dimension (1, 7, 17, 33, 65, 127, 129, ...), batches (one with B shared
+ * across the batch, batch stride 0), A row-major, transposed or pitched
+ * (aligned and not), B n-contiguous, k-contiguous, pitched or gathered
+ * with a column stride of 2, C packed or pitched (the gaps must stay
+ * poison), every output type, bias, activation and residual.
+ *
+ * Tolerance per element: eps(c_type) * |ref| for the final rounding, plus
+ * (k + 4) * 2^-22 * mag for f32 accumulation, where mag = sum |a||b| +
+ * |bias| + |residual| bounds what rounding in the sum can reach: a
+ * generous bound for f32 sums, far below what a wrong index or a missed
+ * tile produces (an error of the order of the values themselves).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "cuda_kernel.h"
+#include "tests.h"
+
+typedef struct mm_case {
+    int64_t batch, m, n, k;
+} mm_shape_t;
+
+static const mm_shape_t shapes[] = {
+    {1, 1, 1, 1},      {1, 17, 33, 7},    {1, 64, 64, 64},   {1, 127, 129, 65},
+    {2, 100, 72, 40},  {3, 37, 45, 61},   {1, 256, 128, 512}, {1, 300, 200, 100},
+    {1, 8, 520, 24},   {2, 130, 260, 33}, {1, 129, 257, 96},  {2, 64, 136, 72},
+};
+#define SHAPE_COUNT ((int)(sizeof shapes / sizeof shapes[0]))
+
+/* Operand layouts, chosen per case. */
+enum { A_ROW_MAJOR, A_TRANSPOSED, A_PITCH_ODD, A_PITCH_ALIGNED, A_LAYOUTS };
+enum { B_N_CONTIGUOUS, B_K_CONTIGUOUS, B_K_PITCHED, B_GATHERED, B_LAYOUTS };
+
+typedef struct mm_kernel {
+    char symbol[64];
+    int32_t ab_type;
+    int tile_m, tile_n, threads;
+    unsigned smem;
+} mm_kernel_t;
+
+static int64_t round_up8(int64_t v) { return (v + 7) / 8 * 8; }
+
+static void a_strides(int layout, const mm_shape_t *s, int64_t st[3]) {
+    int64_t pitch = s->k; /* elements per row (per column when transposed) */
+    switch (layout) {
+    case A_TRANSPOSED: pitch = s->m, st[1] = 1, st[2] = s->m; break;
+    case A_PITCH_ODD: pitch = s->k + 3, st[1] = pitch, st[2] = 1; break;
+    case A_PITCH_ALIGNED: pitch = round_up8(s->k) + 8, st[1] = pitch, st[2] = 1; break;
+    default: st[1] = s->k, st[2] = 1; break;
+    }
+    st[0] = (layout == A_TRANSPOSED ? s->k : s->m) * pitch;
+}
+
+static void b_strides(int layout, const mm_shape_t *s, int64_t st[3]) {
+    switch (layout) {
+    case B_K_CONTIGUOUS: st[1] = 1, st[2] = s->k; break;
+    case B_K_PITCHED: st[1] = 1, st[2] = round_up8(s->k) + 16; break;
+    case B_GATHERED: st[1] = 2 * s->n + 1, st[2] = 2; break;
+    default: st[1] = s->n, st[2] = 1; break;
+    }
+    /* Past the largest of the layouts' spans, and a multiple of 8 so that
+     * every batch's base stays 16-byte aligned. */
+    st[0] = round_up8(s->k * (2 * s->n + 1) + s->n * (round_up8(s->k) + 16));
+}
+
+static double activation_ref(int act, double x) {
+    switch (act) {
+    case CDNN_CUDA_ACT_RELU: return x > 0 ? x : 0;
+    case CDNN_CUDA_ACT_GELU: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    case CDNN_CUDA_ACT_GELU_TANH:
+        return 0.5 * x * (1 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case CDNN_CUDA_ACT_SILU: return x / (1 + exp(-x));
+    case CDNN_CUDA_ACT_TANH: return tanh(x);
+    default: return x;
+    }
+}
+
+typedef struct mm_run {
+    cdnn_cuda_matmul_params_t p;
+    tensor_t a, b, c, bias, res;
+} mm_run_t;
+
+/* The case's tensors and parameters: case index i picks the layouts. */
+static void mm_prepare(const gpu_t *gpu, rng_t *rng, const mm_kernel_t *kernel, int i,
+                       mm_run_t *r) {
+    const mm_shape_t *s = &shapes[i];
+    static const int32_t out_types[] = {CDNN_CUDA_F32, CDNN_CUDA_BF16, CDNN_CUDA_F16};
+    cdnn_cuda_matmul_params_t *p = &r->p;
+    memset(r, 0, sizeof *r);
+    int64_t as[3], bs[3];
+    a_strides(i % A_LAYOUTS, s, as);
+    b_strides((i / 2 + i) % B_LAYOUTS, s, bs);
+    if (i % 5 == 4)
+        bs[0] = 0; /* one B for the whole batch */
+    const int64_t c_pitch = i % 3 == 1 ? s->n + 5 : s->n;
+    *p = (cdnn_cuda_matmul_params_t){
+        .batch = s->batch, .m = s->m, .n = s->n, .k = s->k,
+        .a_batch_stride = as[0], .a_row_stride = as[1], .a_col_stride = as[2],
+        .b_batch_stride = bs[0], .b_row_stride = bs[1], .b_col_stride = bs[2],
+        .c_batch_stride = s->m * c_pitch, .c_row_stride = c_pitch, .c_col_stride = 1,
+        .a_type = kernel->ab_type, .b_type = kernel->ab_type, .c_type = out_types[i % 3],
+        .activation = i % 6, .bias_type = out_types[(i + 1) % 3], .res_type = out_types[(i + 2) % 3],
+    };
+    r->a = tensor_random(gpu, rng, p->a_type, span_of(s->batch, s->m, s->k, as[0], as[1], as[2]), -1, 1);
+    r->b = tensor_random(gpu, rng, p->b_type, span_of(s->batch, s->k, s->n, bs[0], bs[1], bs[2]), -1, 1);
+    r->c = tensor_poisoned(gpu, p->c_type, span_of(s->batch, s->m, s->n, p->c_batch_stride, c_pitch, 1));
+    p->a = (const void *)(uintptr_t)r->a.device;
+    p->b = (const void *)(uintptr_t)r->b.device;
+    p->c = (void *)(uintptr_t)r->c.device;
+    if (i % 3 != 0) {
+        p->bias_stride = i % 2 ? 1 : 3;
+        r->bias = tensor_random(gpu, rng, p->bias_type, span_of(1, 1, s->n, 0, 0, p->bias_stride), -1, 1);
+        p->bias = (const void *)(uintptr_t)r->bias.device;
+    }
+    if (i % 2 == 1) {
+        p->res_batch_stride = s->m * s->n, p->res_row_stride = 1, p->res_col_stride = s->m;
+        r->res = tensor_random(gpu, rng, p->res_type,
+                               span_of(s->batch, s->m, s->n, p->res_batch_stride, 1, s->m), -1, 1);
+        p->residual = (const void *)(uintptr_t)r->res.device;
+    }
+}
+
+/* Compare C with the f64 reference, element by element. */
+static void mm_compare(const mm_run_t *r, tensor_t *c, check_t *check) {
+    const cdnn_cuda_matmul_params_t *p = &r->p;
+    for (int64_t b = 0; b < p->batch; ++b)
+        for (int64_t i = 0; i < p->m; ++i)
+            for (int64_t j = 0; j < p->n; ++j) {
+                double sum = 0, mag = 0;
+                for (int64_t k = 0; k < p->k; ++k) {
+                    const double x = tensor_get(&r->a, b * p->a_batch_stride + i * p->a_row_stride + k * p->a_col_stride);
+                    const double y = tensor_get(&r->b, b * p->b_batch_stride + k * p->b_row_stride + j * p->b_col_stride);
+                    sum += x * y;
+                    mag += fabs(x * y);
+                }
+                if (p->bias) {
+                    const double bias = tensor_get(&r->bias, j * p->bias_stride);
+                    sum += bias, mag += fabs(bias);
+                }
+                sum = activation_ref(p->activation, sum);
+                if (p->residual) {
+                    const double res = tensor_get(&r->res, b * p->res_batch_stride + i * p->res_row_stride + j * p->res_col_stride);
+                    sum += res, mag += fabs(res);
+                }
+                const double tol = elem_epsilon(p->c_type) * fabs(sum) + (double)(p->k + 4) * ldexp(mag, -22);
+                check_element(check, c, b * p->c_batch_stride + i * p->c_row_stride + j * p->c_col_stride, sum, tol);
+            }
+    check_untouched(check, c);
+}
+
+static void mm_release(const gpu_t *gpu, mm_run_t *r) {
+    tensor_free(gpu, &r->a);
+    tensor_free(gpu, &r->b);
+    tensor_free(gpu, &r->c);
+    if (r->bias.host)
+        tensor_free(gpu, &r->bias);
+    if (r->res.host)
+        tensor_free(gpu, &r->res);
+}
+
+static void mm_run_kernel(test_state_t *state, sdk_cu_module module, const mm_kernel_t *kernel) {
+    const gpu_t *gpu = state->gpu;
+    sdk_cu_function fn = gpu_function(gpu, module, kernel->symbol);
+    check_t check = {0};
+    for (int i = 0; i < SHAPE_COUNT; ++i) {
+        mm_run_t r;
+        mm_prepare(gpu, &state->rng, kernel, i, &r);
+        gpu_launch(gpu, fn, (unsigned)((r.p.n + kernel->tile_n - 1) / kernel->tile_n),
+                   (unsigned)((r.p.m + kernel->tile_m - 1) / kernel->tile_m), (unsigned)r.p.batch,
+                   (unsigned)kernel->threads, kernel->smem, &r.p);
+        gpu_sync(gpu);
+        tensor_fetch(gpu, &r.c);
+        mm_compare(&r, &r.c, &check);
+        mm_release(gpu, &r);
+    }
+    test_report(state, kernel->symbol, SHAPE_COUNT, &check);
+}
+
+void test_matmul_tc(test_state_t *state, sdk_cu_module module) {
+#define TC_KERNELS(tm, tn, wm, wn, stages)                                                   \
+    for (int d = 0; d < 2; ++d) {                                                            \
+        mm_kernel_t k = {.ab_type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,         \
+                         .tile_n = tn, .threads = 32 * (wm) * (wn),                          \
+                         .smem = CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages)};                  \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_matmul_%s_%dx%d", d ? "bf16" : "f16", \
+                 tm, tn);                                                                    \
+        mm_run_kernel(state, module, &k);                                                    \
+    }
+    CDNN_CUDA_MATMUL_TC_CONFIGS(TC_KERNELS)
+#undef TC_KERNELS
+}
+
+void test_matmul_f32(test_state_t *state, sdk_cu_module module) {
+#define F32_KERNELS(tm, tn, rows, cols)                                                    \
+    {                                                                                      \
+        mm_kernel_t k = {.ab_type = CDNN_CUDA_F32, .tile_m = tm, .tile_n = tn,             \
+                         .threads = ((tm) / (rows)) * ((tn) / (cols)), .smem = 0};         \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_matmul_f32_%dx%d", tm, tn);         \
+        mm_run_kernel(state, module, &k);                                                  \
+    }
+    CDNN_CUDA_MATMUL_F32_CONFIGS(F32_KERNELS)
+#undef F32_KERNELS
+}

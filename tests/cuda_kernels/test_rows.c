@@ -1,0 +1,202 @@
+/*
+ * test_rows.c -- the row kernels, "cuda-norm-v1" (layer-norm, RMS-norm) and
+ * "cuda-softmax-v1" (softmax, log-softmax), against f64 references.
+ *
+ * Shapes from one element to rows longer than a block's sweep (5000),
+ * each with rows packed and 16-byte aligned (the vector path), pitched by
+ * an odd count (scalar path), or read and written with a column stride of
+ * 2; every combination of input and output type over the cases; scale
+ * and shift present or absent.  The warp kernels run where a row fits
+ * their 8-rows-per-block shared memory (cols <= 1024).
+ * Tolerance: eps(y_type) * |ref| + 2^-18 * (1 + |ref|): f32 statistics
+ * over at most a few thousand O(1) values, and expf/logf.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "cuda_kernel.h"
+#include "tests.h"
+
+typedef struct rows_shape {
+    int64_t rows, cols;
+} rows_shape_t;
+
+static const rows_shape_t shapes[] = {{1, 1},   {3, 7},     {5, 1000}, {33, 257},
+                                      {64, 512}, {2, 5000}, {17, 1024}, {4, 4096}};
+#define SHAPE_COUNT ((int)(sizeof shapes / sizeof shapes[0]))
+
+typedef struct rows_layout {
+    int64_t x_row, x_col, y_row, y_col;
+} rows_layout_t;
+
+/* Case i's layout: packed, pitched by an odd count, or column stride 2. */
+static rows_layout_t layout_of(int i, int64_t cols) {
+    switch (i % 3) {
+    case 1: return (rows_layout_t){cols + 3, 1, cols + 5, 1};
+    case 2: return (rows_layout_t){2 * cols + 1, 2, 2 * cols, 2};
+    default: return (rows_layout_t){cols, 1, cols, 1};
+    }
+}
+
+typedef struct rows_kernel {
+    const char *symbol;
+    int warp; /* 8 rows per block of 256, one warp each */
+} rows_kernel_t;
+
+static void rows_launch(const gpu_t *gpu, sdk_cu_function fn, int warp, int64_t rows,
+                        int64_t cols, void *params) {
+    if (warp)
+        gpu_launch(gpu, fn, (unsigned)((rows + 7) / 8), 1, 1, 256,
+                   (unsigned)(CDNN_CUDA_NORM_WARP_ROWS_PER_BLOCK * cols * 4), params);
+    else
+        gpu_launch(gpu, fn, (unsigned)rows, 1, 1, 256, (unsigned)(cols * 4), params);
+    gpu_sync(gpu);
+}
+
+static double row_tolerance(int32_t type, double ref) {
+    return elem_epsilon(type) * fabs(ref) + ldexp(1 + fabs(ref), -18);
+}
+
+/* ---- norm ---- */
+
+static void norm_reference(const cdnn_cuda_norm_params_t *p, const tensor_t *x,
+                           const tensor_t *scale, const tensor_t *shift, tensor_t *y,
+                           check_t *check) {
+    for (int64_t r = 0; r < p->rows; ++r) {
+        double mean = 0, second = 0;
+        for (int64_t j = 0; j < p->cols; ++j)
+            mean += tensor_get(x, r * p->x_row_stride + j * p->x_col_stride);
+        mean /= (double)p->cols;
+        for (int64_t j = 0; j < p->cols; ++j) {
+            const double v = tensor_get(x, r * p->x_row_stride + j * p->x_col_stride);
+            const double d = p->kind == CDNN_CUDA_NORM_RMS ? v : v - mean;
+            second += d * d;
+        }
+        const double inv_std = 1 / sqrt(second / (double)p->cols + p->epsilon);
+        for (int64_t j = 0; j < p->cols; ++j) {
+            const double v = tensor_get(x, r * p->x_row_stride + j * p->x_col_stride);
+            double ref = (p->kind == CDNN_CUDA_NORM_RMS ? v : v - mean) * inv_std;
+            if (p->scale)
+                ref *= tensor_get(scale, j * p->scale_stride);
+            if (p->shift)
+                ref += tensor_get(shift, j * p->shift_stride);
+            check_element(check, y, r * p->y_row_stride + j * p->y_col_stride, ref,
+                          row_tolerance(p->y_type, ref));
+        }
+    }
+    check_untouched(check, y);
+}
+
+static void norm_case(test_state_t *state, sdk_cu_function fn, int warp, int i, int kind,
+                      check_t *check) {
+    const gpu_t *gpu = state->gpu;
+    const rows_shape_t *s = &shapes[i];
+    const rows_layout_t l = layout_of(i + kind, s->cols);
+    cdnn_cuda_norm_params_t p = {
+        .rows = s->rows, .cols = s->cols, .x_row_stride = l.x_row, .x_col_stride = l.x_col,
+        .y_row_stride = l.y_row, .y_col_stride = l.y_col, .scale_stride = 1, .shift_stride = 2,
+        .epsilon = 1e-5f, .kind = kind, .x_type = 1 + i % 3, .y_type = 1 + (i + kind + 1) % 3,
+        .scale_type = 1 + (i + 2) % 3, .shift_type = CDNN_CUDA_F32};
+    /* Rows offset from zero (mean 0.5), so layer-norm's centring matters. */
+    tensor_t x = tensor_random(gpu, &state->rng, p.x_type,
+                               span_of(1, s->rows, s->cols, 0, l.x_row, l.x_col), -0.5, 1.5);
+    tensor_t y = tensor_poisoned(gpu, p.y_type, span_of(1, s->rows, s->cols, 0, l.y_row, l.y_col));
+    tensor_t scale = {0}, shift = {0};
+    if (i % 2 == 0) {
+        scale = tensor_random(gpu, &state->rng, p.scale_type, s->cols, 0.5, 1.5);
+        p.scale = (const void *)(uintptr_t)scale.device;
+    }
+    if (i % 4 < 2 && kind == CDNN_CUDA_NORM_LAYER) {
+        shift = tensor_random(gpu, &state->rng, p.shift_type, 2 * s->cols, -1, 1);
+        p.shift = (const void *)(uintptr_t)shift.device;
+    }
+    p.x = (const void *)(uintptr_t)x.device;
+    p.y = (void *)(uintptr_t)y.device;
+    rows_launch(gpu, fn, warp, s->rows, s->cols, &p);
+    tensor_fetch(gpu, &y);
+    norm_reference(&p, &x, &scale, &shift, &y, check);
+    tensor_free(gpu, &x);
+    tensor_free(gpu, &y);
+    if (scale.host)
+        tensor_free(gpu, &scale);
+    if (shift.host)
+        tensor_free(gpu, &shift);
+}
+
+void test_norm(test_state_t *state, sdk_cu_module module) {
+    static const rows_kernel_t kernels[] = {{"cdnn_cuda_norm_block", 0}, {"cdnn_cuda_norm_warp", 1}};
+    for (int k = 0; k < 2; ++k) {
+        sdk_cu_function fn = gpu_function(state->gpu, module, kernels[k].symbol);
+        check_t check = {0};
+        int cases = 0;
+        for (int i = 0; i < SHAPE_COUNT; ++i)
+            for (int kind = CDNN_CUDA_NORM_LAYER; kind <= CDNN_CUDA_NORM_RMS; ++kind) {
+                if (kernels[k].warp && shapes[i].cols > 1024)
+                    continue;
+                norm_case(state, fn, kernels[k].warp, i, kind, &check);
+                ++cases;
+            }
+        test_report(state, kernels[k].symbol, cases, &check);
+    }
+}
+
+/* ---- softmax ---- */
+
+static void softmax_reference(const cdnn_cuda_softmax_params_t *p, const tensor_t *x,
+                              tensor_t *y, check_t *check) {
+    for (int64_t r = 0; r < p->rows; ++r) {
+        double max = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < p->cols; ++j)
+            max = fmax(max, tensor_get(x, r * p->x_row_stride + j * p->x_col_stride));
+        for (int64_t j = 0; j < p->cols; ++j)
+            sum += exp(tensor_get(x, r * p->x_row_stride + j * p->x_col_stride) - max);
+        for (int64_t j = 0; j < p->cols; ++j) {
+            const double v = tensor_get(x, r * p->x_row_stride + j * p->x_col_stride) - max;
+            const double ref = p->log ? v - log(sum) : exp(v) / sum;
+            check_element(check, y, r * p->y_row_stride + j * p->y_col_stride, ref,
+                          row_tolerance(p->y_type, ref));
+        }
+    }
+    check_untouched(check, y);
+}
+
+static void softmax_case(test_state_t *state, sdk_cu_function fn, int warp, int i, int log,
+                         check_t *check) {
+    const gpu_t *gpu = state->gpu;
+    const rows_shape_t *s = &shapes[i];
+    const rows_layout_t l = layout_of(i + log, s->cols);
+    cdnn_cuda_softmax_params_t p = {
+        .rows = s->rows, .cols = s->cols, .x_row_stride = l.x_row, .x_col_stride = l.x_col,
+        .y_row_stride = l.y_row, .y_col_stride = l.y_col, .x_type = 1 + i % 3,
+        .y_type = 1 + (i + log + 1) % 3, .log = log};
+    tensor_t x = tensor_random(gpu, &state->rng, p.x_type,
+                               span_of(1, s->rows, s->cols, 0, l.x_row, l.x_col), -8, 8);
+    tensor_t y = tensor_poisoned(gpu, p.y_type, span_of(1, s->rows, s->cols, 0, l.y_row, l.y_col));
+    p.x = (const void *)(uintptr_t)x.device;
+    p.y = (void *)(uintptr_t)y.device;
+    rows_launch(gpu, fn, warp, s->rows, s->cols, &p);
+    tensor_fetch(gpu, &y);
+    softmax_reference(&p, &x, &y, check);
+    tensor_free(gpu, &x);
+    tensor_free(gpu, &y);
+}
+
+void test_softmax(test_state_t *state, sdk_cu_module module) {
+    static const rows_kernel_t kernels[] = {{"cdnn_cuda_softmax_block", 0},
+                                            {"cdnn_cuda_softmax_warp", 1}};
+    for (int k = 0; k < 2; ++k) {
+        sdk_cu_function fn = gpu_function(state->gpu, module, kernels[k].symbol);
+        check_t check = {0};
+        int cases = 0;
+        for (int i = 0; i < SHAPE_COUNT; ++i)
+            for (int log = 0; log <= 1; ++log) {
+                if (kernels[k].warp && shapes[i].cols > 1024)
+                    continue;
+                softmax_case(state, fn, kernels[k].warp, i, log, &check);
+                ++cases;
+            }
+        test_report(state, kernels[k].symbol, cases, &check);
+    }
+}
