@@ -2,20 +2,29 @@
 # gpu-check.sh -- everything cdnn does on a GPU machine, in one call.
 #
 # Here (no GPU):   scripts/gpu-check.sh stage
-#   builds, then copies the build and the shared libraries the device
-#   machine may lack into .gpu-stage/ (ignored by git; carry it).
+#   builds (in $BUILD, default build/), then copies the build, the CUDA
+#   code objects and the shared libraries the device machine may lack into
+#   .gpu-stage/ (ignored by git; carry it).
 # There (GPU):     scripts/gpu-check.sh run
 #   runs the CUDA handle checks, the unit tests that do not need this
-#   checkout's absolute paths, and the demo, then prints a short table.
+#   checkout's absolute paths, the demo, the CUDA kernel tests (also under
+#   compute-sanitizer memcheck where it is installed) and the GPU matmul
+#   bench against cuBLAS, then prints the bench's table and a short table
+#   of results last.
 set -eu
 cd "$(dirname "$0")/.."
 stage=.gpu-stage
+build=${BUILD:-build}
 
 if [ "${1:-}" = stage ]; then
-    make build >/dev/null
+    make build BUILD="$build" >/dev/null
     rm -rf "$stage"
-    mkdir -p "$stage/lib"
-    cp -a build/bin build/lib "$stage/"
+    mkdir -p "$stage/lib" "$stage/kernels"
+    cp -a "$build/bin" "$build/lib" "$stage/"
+    # The cubins and PTX (absent where nvcc was): tests/cuda_kernels, bench/gpu.
+    [ -d "$build/kernels/cuda" ] &&
+        find "$build/kernels/cuda" -maxdepth 1 \( -name '*.cubin' -o -name '*.ptx' \) \
+            -exec cp {} "$stage/kernels/" \;
     for lib in libcmocka.so.0 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
         path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
         [ -n "$path" ] && cp -L "$path" "$stage/lib/"
@@ -47,9 +56,31 @@ check test_validation "$stage/bin/test_validation"
 check plan_bound_to_device env CDNN_TEST_FILTER=test_plan_bound_to_its_device \
     "$stage/bin/test_save_load"
 
+# The CUDA kernels against f64 references: every code object this GPU runs,
+# then the cubins again under compute-sanitizer's memcheck where installed.
+if [ -x "$stage/bin/test_cuda_kernels" ]; then
+    check cuda_kernels "$stage/bin/test_cuda_kernels" "$stage/kernels"
+    sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+    if [ -n "$sanitizer" ]; then
+        check cuda_kernels_memcheck timeout 300 "$sanitizer" --tool memcheck --error-exitcode 1 \
+            "$stage/bin/test_cuda_kernels" "$stage/kernels" cubin
+    else
+        record cuda_kernels_memcheck "not run: no compute-sanitizer on this machine"
+    fi
+    tail -1 "$out/cuda_kernels.log" | sed 's/^/cuda_kernels: /'
+else
+    record cuda_kernels "not run: not built (no nvcc where it was staged)"
+fi
+# The matmul kernels next to cuBLAS (PyTorch), device events, median.
+if [ -x "$stage/bin/bench_gpu_matmul" ]; then
+    check bench_gpu_matmul python3 bench/gpu/run.py "$stage/bin/bench_gpu_matmul" \
+        "$stage/kernels" --out "$out/bench_gpu_matmul.txt"
+fi
+
 cat "$out"/engines_cuda.log | head -3
 cat "$out"/demo.log
 echo
+[ -f "$out/bench_gpu_matmul.txt" ] && cat "$out/bench_gpu_matmul.txt" && echo
 echo "gpu: $(cat "$out/gpu.txt")"
 printf "%-34s %s\n" check result
 printf "$results"
