@@ -131,12 +131,20 @@ static ssize_t read_at(int fd, uint8_t *buf, size_t n, uint64_t offset)
     return (ssize_t)got;
 }
 
+/* The status an errno value is: a missing file, memory, or the file
+ * system. */
+static cdnn_status_t errno_status(int err)
+{
+    return err == ENOENT   ? CDNN_STATUS_NOT_FOUND
+           : err == ENOMEM ? CDNN_STATUS_ALLOC_FAILED
+                           : CDNN_STATUS_IO_ERROR;
+}
+
 static cdnn_status_t file_failure(const char *path, int err, const char *doing, char *why,
                                   size_t why_cap)
 {
-    return kpack_fail(err == ENOENT ? CDNN_STATUS_NOT_FOUND : CDNN_STATUS_IO_ERROR, why,
-                      why_cap, "kernel pack '%s' cannot be %s: %s", path, doing,
-                      strerror(err));
+    return kpack_fail(errno_status(err), why, why_cap, "kernel pack '%s' cannot be %s: %s",
+                      path, doing, strerror(err));
 }
 
 /* The regular file at fd, whole, into *bytes: its size as fstat says, then
@@ -337,14 +345,14 @@ static cdnn_status_t compare_file(const sdk_kpack_t *pack, int fd,
     uint8_t header[SDK_KPACK_HEADER_BYTES], digest[SDK_SHA256_BYTES];
     ssize_t got = read_at(fd, header, sizeof header, 0);
     if (got < 0)
-        return CDNN_STATUS_IO_ERROR;
+        return errno_status(errno);
     if (got != (ssize_t)sizeof header || memcmp(header, pack->bytes, sizeof header) != 0) {
         *change = "its header (and so its table of contents) is not the one read";
         return CDNN_STATUS_BAD_STATE;
     }
     int rc = hash_range(fd, kernel->offset, kernel->size, digest);
     if (rc < 0)
-        return errno == ENOMEM ? CDNN_STATUS_ALLOC_FAILED : CDNN_STATUS_IO_ERROR;
+        return errno_status(errno);
     if (rc > 0 || memcmp(digest, kernel->sha256, SDK_SHA256_BYTES) != 0) {
         *change = rc > 0 ? "the file now ends inside the kernel's code object"
                          : "the kernel's code object there no longer matches its SHA-256";
@@ -364,8 +372,8 @@ cdnn_status_t sdk_kpack_still_on_disk(const sdk_kpack_t *pack,
     int fd = open(pack->reopen_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
-        return kpack_fail(err == ENOENT ? CDNN_STATUS_NOT_FOUND : CDNN_STATUS_IO_ERROR, why,
-                          why_cap, "kernel pack '%s' cannot be opened again to check kernel "
+        return kpack_fail(errno_status(err), why, why_cap,
+                          "kernel pack '%s' cannot be opened again to check kernel "
                           "'%s' against it: %s", pack->path, kernel->id, strerror(err));
     }
     const char *change = NULL;

@@ -20,3 +20,13 @@ add_test(NAME kpack_flatc
           $<TARGET_FILE:cdnn_cli> ${PROJECT_SOURCE_DIR}/schema
           ${CMAKE_CURRENT_LIST_DIR}/descriptors)
 set_tests_properties(kpack_flatc PROPERTIES SKIP_RETURN_CODE 77)
+
+# The N-th allocation fails, for every N, while packs are opened (from bytes
+# and files), walked, re-checked on disk and written: ALLOC_FAILED each
+# time, nothing leaked.  The SDK's sources are compiled into the test so
+# that --wrap reaches their allocations.
+add_executable(test_kpack_oom ${CMAKE_CURRENT_LIST_DIR}/test_kpack_oom.c)
+target_link_libraries(test_kpack_oom PRIVATE cdnn_sdk)
+target_link_options(test_kpack_oom PRIVATE
+  -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=free)
+add_test(NAME kpack_oom COMMAND test_kpack_oom)
