@@ -5,8 +5,8 @@
  *
  * Launch values: threads, batch rank, activation, m, n, k, the batch dims
  * (CDNN_HOST_MAX_BATCH_RANK of them, unused ones 0), then for a, b, c,
- * bias and residual in turn: present, uid, type and CDNN_HOST_MAX_RANK
- * strides (batch.., row, col; unused ones 0).
+ * bias and residual in turn, a tensor as host_handlers.h lays it out
+ * (strides batch.., row, col).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +16,11 @@
 #include <cdnn_sdk/error.h>
 
 #include "handlers.h"
+#include "host_handlers.h"
 #include "host_parallel.h"
 #include "matmul_pattern.h"
 
 enum { OPERAND_A, OPERAND_B, OPERAND_C, OPERAND_BIAS, OPERAND_RESIDUAL, OPERAND_COUNT };
-enum { T_PRESENT, T_UID, T_TYPE, T_STRIDES, T_VALUES = T_STRIDES + CDNN_HOST_MAX_RANK };
 enum {
     V_THREADS = LAUNCH_THREADS,
     V_BATCH_RANK,
@@ -30,7 +30,7 @@ enum {
     V_K,
     V_BATCH_DIMS,
     V_OPERANDS = V_BATCH_DIMS + CDNN_HOST_MAX_BATCH_RANK,
-    V_COUNT = V_OPERANDS + OPERAND_COUNT * T_VALUES
+    V_COUNT = V_OPERANDS + OPERAND_COUNT * HOST_TENSOR_VALUES
 };
 
 /* ---- deriving the launch ----------------------------------------------------------- */
@@ -38,13 +38,8 @@ enum {
 static void put_operand(int64_t *v, const cdnn_graph_view_t *g, const matmul_operand_t *op,
                         int32_t rank)
 {
-    if (op->tensor < 0)
-        return;
-    const cdnn_tensor_view_t *t = &g->tensors[op->tensor];
-    v[T_PRESENT] = 1;
-    v[T_UID] = t->uid;
-    v[T_TYPE] = t->type;
-    memcpy(v + T_STRIDES, op->strides, (size_t)rank * sizeof *op->strides);
+    if (op->tensor >= 0)
+        host_tensor_put(v, &g->tensors[op->tensor], op->strides, rank);
 }
 
 static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *metadata,
@@ -72,35 +67,13 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
     memcpy(v + V_BATCH_DIMS, p.batch_dims, (size_t)p.batch_rank * sizeof *p.batch_dims);
     const matmul_operand_t *ops[OPERAND_COUNT] = {&p.a, &p.b, &p.c, &p.bias, &p.residual};
     for (int i = 0; i < OPERAND_COUNT; i++)
-        put_operand(v + V_OPERANDS + i * T_VALUES, g, ops[i], p.batch_rank + 2);
+        put_operand(v + V_OPERANDS + i * HOST_TENSOR_VALUES, g, ops[i], p.batch_rank + 2);
     *values = v;
     *count = V_COUNT;
     return CDNN_STATUS_SUCCESS;
 }
 
 /* ---- the kernel's arguments -------------------------------------------------------- */
-
-/* The variant pack's pointer for uid, or NULL. */
-static void *pointer_of(const cdnn_exec_args_t *args, int64_t uid)
-{
-    for (int32_t i = 0; i < args->count; i++)
-        if (args->uids[i] == uid)
-            return args->ptrs[i];
-    return NULL;
-}
-
-/* Operand v's tensor; args NULL: a workspace query, with no pointers.
- * -1 when the variant pack lacks it. */
-static int tensor_of(const int64_t *v, const cdnn_exec_args_t *args, cdnn_host_tensor_t *t)
-{
-    memset(t, 0, sizeof *t);
-    if (!v[T_PRESENT])
-        return 0;
-    t->data = args ? pointer_of(args, v[T_UID]) : NULL;
-    t->type = (int32_t)v[T_TYPE];
-    memcpy(t->strides, v + T_STRIDES, sizeof t->strides);
-    return args && !t->data ? -1 : 0;
-}
 
 /* The kernel's arguments for a launch on args (NULL: a workspace query). */
 static cdnn_status_t arguments(const launch_t *l, const cdnn_exec_args_t *args,
@@ -120,13 +93,10 @@ static cdnn_status_t arguments(const launch_t *l, const cdnn_exec_args_t *args,
     memcpy(a->batch_dims, v + V_BATCH_DIMS, sizeof a->batch_dims);
     cdnn_host_tensor_t *tensors[OPERAND_COUNT] = {&a->a, &a->b, &a->c, &a->bias,
                                                   &a->residual};
-    for (int i = 0; i < OPERAND_COUNT; i++) {
-        const int64_t *operand = v + V_OPERANDS + i * T_VALUES;
-        if (tensor_of(operand, args, tensors[i]) != 0)
-            return sdk_fail(CDNN_STATUS_BAD_PARAM, "the variant pack lacks tensor uid "
-                            "%lld", (long long)operand[T_UID]);
-    }
-    return CDNN_STATUS_SUCCESS;
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    for (int i = 0; st == CDNN_STATUS_SUCCESS && i < OPERAND_COUNT; i++)
+        st = host_tensor_get(v + V_OPERANDS + i * HOST_TENSOR_VALUES, args, tensors[i]);
+    return st;
 }
 
 static cdnn_host_matmul_fn entry_of(const launch_t *l)
@@ -137,22 +107,13 @@ static cdnn_host_matmul_fn entry_of(const launch_t *l)
     return fn;
 }
 
-static cdnn_status_t kernel_failed(const launch_t *l, int32_t status)
-{
-    static const char *const reasons[] = {"ok", "arguments out of range", "a type it lacks",
-                                          "a workspace too small", "a malformed program"};
-    const char *why = status > 0 && status < 5 ? reasons[status] : "an unknown status";
-    return sdk_fail(CDNN_STATUS_EXECUTION_FAILED, "kernel %s refused its launch (status "
-                    "%d: %s)", l->kernel_id, status, why);
-}
-
 static cdnn_status_t workspace(const launch_t *l, size_t *bytes)
 {
     cdnn_host_matmul_args_t a;
     *bytes = 0;
     cdnn_status_t st = arguments(l, NULL, &a);
     int32_t status = st == CDNN_STATUS_SUCCESS ? entry_of(l)(&a, bytes) : CDNN_HOST_OK;
-    return status == CDNN_HOST_OK ? st : kernel_failed(l, status);
+    return status == CDNN_HOST_OK ? st : host_kernel_failed(l, status);
 }
 
 static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
@@ -160,7 +121,7 @@ static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
     cdnn_host_matmul_args_t a;
     cdnn_status_t st = arguments(l, args, &a);
     int32_t status = st == CDNN_STATUS_SUCCESS ? entry_of(l)(&a, NULL) : CDNN_HOST_OK;
-    return status == CDNN_HOST_OK ? st : kernel_failed(l, status);
+    return status == CDNN_HOST_OK ? st : host_kernel_failed(l, status);
 }
 
 const dispatch_handler_t host_matmul_handler_v1 = {

@@ -6,6 +6,8 @@
  * plans saved with the old one keep loading as long as it stays here. */
 static const dispatch_handler_t *const handlers[] = {
     &host_matmul_handler_v1,
+    &host_pointwise_handler_v1,
+    &host_norm_handler_v1,
 };
 #define HANDLER_COUNT (sizeof handlers / sizeof *handlers)
 

@@ -67,5 +67,7 @@ uint32_t dispatch_handler_latest(const char *name);
 
 /* The handlers, each in a file of its own. */
 extern const dispatch_handler_t host_matmul_handler_v1;
+extern const dispatch_handler_t host_pointwise_handler_v1;
+extern const dispatch_handler_t host_norm_handler_v1;
 
 #endif

@@ -8,6 +8,8 @@
 #include <cdnn_sdk/error.h>
 
 #include "matmul_pattern.h"
+#include "norm_pattern.h"
+#include "pointwise_program.h"
 
 /* ---- constraints ------------------------------------------------------------------ */
 
@@ -72,18 +74,22 @@ static int parse_key(const char *key, json_t *value, engine_constraints_t *c, ch
                      size_t why_cap)
 {
     int64_t n = 0;
-    if (strcmp(key, "dtypes") == 0)
+    if (strcmp(key, "dtypes") == 0) {
+        c->given |= CONSTRAINT_DTYPES;
         return parse_names(value, dtype_of_name, key, &c->dtypes, why, why_cap);
+    }
     if (strcmp(key, "epilogue") == 0) {
-        c->have_epilogue = 1;
+        c->given |= CONSTRAINT_EPILOGUE;
         return parse_names(value, epilogue_bit, key, &c->epilogue, why, why_cap);
     }
     if (strcmp(key, "max_rank") == 0) {
+        c->given |= CONSTRAINT_MAX_RANK;
         int rc = parse_integer(value, key, 1, CDNN_MAX_RANK, &n, why, why_cap);
         c->max_rank = (int32_t)n;
         return rc;
     }
     if (strcmp(key, "alignment") == 0) {
+        c->given |= CONSTRAINT_ALIGNMENT;
         int rc = parse_integer(value, key, 0, 4096, &n, why, why_cap);
         c->alignment = n;
         return rc;
@@ -146,7 +152,7 @@ static cdnn_status_t check_dtype(const engine_constraints_t *c, const cdnn_tenso
 
 static cdnn_status_t check_step(const engine_constraints_t *c, int used, int step)
 {
-    if (used && c->have_epilogue && !(c->epilogue & 1u << step))
+    if (used && (c->given & CONSTRAINT_EPILOGUE) && !(c->epilogue & 1u << step))
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the engine's kernels do not fuse "
                         "the epilogue step %s", epilogue_steps[step]);
     return CDNN_STATUS_SUCCESS;
@@ -175,8 +181,41 @@ static cdnn_status_t matmul_epilogue_applies(const engine_constraints_t *c,
     return st;
 }
 
+/* ---- pointwise_program ---------------------------------------------------------------- */
+
+static cdnn_status_t pointwise_program_applies(const engine_constraints_t *c,
+                                               const cdnn_graph_view_t *g)
+{
+    pw_program_t p;
+    cdnn_status_t st = pw_program_compile(g, &p);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_tensors(c, g);
+    for (int32_t i = 0; st == CDNN_STATUS_SUCCESS && i < p.input_count; i++)
+        st = check_dtype(c, &g->tensors[p.inputs[i]]);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_dtype(c, &g->tensors[p.output]);
+    return st;
+}
+
+/* ---- norm --------------------------------------------------------------------------- */
+
+static cdnn_status_t norm_applies(const engine_constraints_t *c, const cdnn_graph_view_t *g)
+{
+    norm_pattern_t p;
+    cdnn_status_t st = norm_pattern_of(g, &p);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_tensors(c, g);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_dtype(c, &g->tensors[p.tensors[NORM_X]]);
+    return st;
+}
+
+#define TENSOR_CONSTRAINTS (CONSTRAINT_DTYPES | CONSTRAINT_MAX_RANK | CONSTRAINT_ALIGNMENT)
+
 static const match_function_t match_functions[] = {
-    {"matmul_epilogue", matmul_epilogue_applies},
+    {"matmul_epilogue", TENSOR_CONSTRAINTS | CONSTRAINT_EPILOGUE, matmul_epilogue_applies},
+    {"pointwise_program", TENSOR_CONSTRAINTS, pointwise_program_applies},
+    {"norm", TENSOR_CONSTRAINTS, norm_applies},
 };
 
 const match_function_t *match_function_find(const char *name)

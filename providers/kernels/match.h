@@ -16,13 +16,21 @@
 
 #include <cdnn/provider.h>
 
-/* What a descriptor's "constraints" may say; absent keys constrain nothing. */
+/* The keys a descriptor's "constraints" may hold, as bits. */
+enum {
+    CONSTRAINT_DTYPES = 1u << 0,    /* ["f32", ...]: the types of the inputs */
+    CONSTRAINT_MAX_RANK = 1u << 1,  /* the highest tensor rank */
+    CONSTRAINT_ALIGNMENT = 1u << 2, /* bytes tensors in memory must declare */
+    CONSTRAINT_EPILOGUE = 1u << 3,  /* ["bias", "relu", ...]: fused steps */
+};
+
+/* What a descriptor's constraints say; absent keys constrain nothing. */
 typedef struct engine_constraints {
-    uint32_t dtypes;    /* bit per cdnn_data_type_t of the inputs; 0: any */
-    int32_t max_rank;   /* 0: any */
-    int64_t alignment;  /* bytes every tensor in memory must declare; 0: none */
-    uint32_t epilogue;  /* matmul: bits of the epilogue steps allowed */
-    int have_epilogue;  /* "epilogue" given (else every step is allowed) */
+    uint32_t given; /* CONSTRAINT_* bits of the keys present */
+    uint32_t dtypes; /* bit per cdnn_data_type_t */
+    int32_t max_rank;
+    int64_t alignment;
+    uint32_t epilogue; /* bits of the epilogue steps allowed */
 } engine_constraints_t;
 
 /** Parse a descriptor's constraints (compact JSON); -1 with the reason in
@@ -32,6 +40,7 @@ int engine_constraints_parse(const char *json, engine_constraints_t *c, char *wh
 
 typedef struct match_function {
     const char *name;
+    uint32_t honored; /* the CONSTRAINT_* keys it reads */
     /** SUCCESS if g is one for the engine; NOT_SUPPORTED and why. */
     cdnn_status_t (*applies)(const engine_constraints_t *c, const cdnn_graph_view_t *g);
 } match_function_t;

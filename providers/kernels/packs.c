@@ -159,6 +159,8 @@ static const char *engine_problem(const sdk_kpack_t *pack, const sdk_kpack_engin
             return "a candidate's signature or target is not its handler's";
     if (engine_constraints_parse(entry->constraints_json, &e->constraints, why, cap) != 0)
         return why;
+    if (e->constraints.given & ~e->match->honored)
+        return "it states a constraint its match function does not read";
     return NULL;
 }
 

@@ -93,76 +93,112 @@ static void write_pack(const char *path, const sdk_kpack_spec_t *spec)
     free(bytes);
 }
 
-/* A matmul object's file name: "matmul_<mr>x<nr>.<level>.so". */
-typedef struct matmul_object {
-    char file[256], tile[32], level[16];
-    char id[64], symbol[64], mr[8], nr[8];
-    kp_bytes_t code;
-    sdk_kpack_kv_t metadata[2];
-} matmul_object_t;
+/* A family of host kernels and the engine the test pack makes of it. */
+typedef struct host_family {
+    const char *prefix; /* object files "<prefix><variant>.<level>.so" */
+    const char *engine, *match, *constraints, *handler, *signature;
+} host_family_t;
 
-static int parse_matmul_object(const char *file, matmul_object_t *o)
+static const host_family_t host_families[] = {
+    {"matmul_", "kernels:matmul_host", "matmul_epilogue",
+     "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"],\"epilogue\":[\"add\",\"bias\",\"gelu\","
+     "\"gelu_tanh\",\"relu\",\"silu\",\"tanh\"],\"max_rank\":8}",
+     "host_matmul", "host-matmul-v1"},
+    {"pointwise_", "kernels:pointwise_host", "pointwise_program",
+     "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"]}", "host_pointwise", "host-pointwise-v1"},
+    {"norm_", "kernels:norm_host", "norm", "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"]}",
+     "host_norm", "host-norm-v1"},
+};
+#define HOST_FAMILY_COUNT (int)(sizeof host_families / sizeof *host_families)
+#define MAX_OBJECTS 64
+
+/* A code object of the project's host kernels, as a pack kernel. */
+typedef struct host_object {
+    int family;
+    char file[256], name[64], level[16], id[96], symbol[96];
+    kp_bytes_t code;
+    sdk_kpack_kv_t metadata; /* "variant": the name past the family's prefix */
+} host_object_t;
+
+/* "<name>.<level>.so" of a known family into o. */
+static int parse_host_object(const char *file, host_object_t *o)
 {
-    int mr = 0, nr = 0;
-    char level[16];
-    if (sscanf(file, "matmul_%dx%d.%15[^.].so", &mr, &nr, level) != 3)
+    char name[64], level[16];
+    if (sscanf(file, "%63[^.].%15[^.].so", name, level) != 2 ||
+        strncmp(level, "x86-64", 6) != 0)
         return 0;
     memset(o, 0, sizeof *o);
+    o->family = -1;
+    for (int f = 0; f < HOST_FAMILY_COUNT; f++)
+        if (strncmp(name, host_families[f].prefix, strlen(host_families[f].prefix)) == 0)
+            o->family = f;
     snprintf(o->file, sizeof o->file, "%.200s", file);
-    snprintf(o->tile, sizeof o->tile, "%dx%d", mr, nr);
+    snprintf(o->name, sizeof o->name, "%s", name);
     snprintf(o->level, sizeof o->level, "%s", level);
-    snprintf(o->id, sizeof o->id, "matmul_%s_%s", o->tile, level + strlen("x86-64-"));
-    snprintf(o->symbol, sizeof o->symbol, "cdnn_host_matmul_%s", o->tile);
-    snprintf(o->mr, sizeof o->mr, "%d", mr);
-    snprintf(o->nr, sizeof o->nr, "%d", nr);
-    return 1;
+    snprintf(o->id, sizeof o->id, "%s_%s", name, level);
+    snprintf(o->symbol, sizeof o->symbol, "cdnn_host_%s", name);
+    return o->family >= 0;
 }
 
-/* Higher levels first, so that the default candidate is the best build. */
+/* Higher levels first, so that an engine's default candidate is the best
+ * build; then by name. */
 static int by_level_then_name(const void *a, const void *b)
 {
-    const matmul_object_t *x = a, *y = b;
+    const host_object_t *x = a, *y = b;
     int c = strcmp(y->level, x->level);
     return c ? c : strcmp(x->file, y->file);
 }
 
-static int find_matmul_objects(matmul_object_t *objects, int cap)
+static int find_host_objects(host_object_t *objects)
 {
     int n = 0;
     DIR *dir = opendir(HOST_KERNEL_DIR);
     assert_non_null(dir);
-    for (struct dirent *e; (e = readdir(dir)) && n < cap;)
-        n += parse_matmul_object(e->d_name, &objects[n]);
+    for (struct dirent *e; (e = readdir(dir)) && n < MAX_OBJECTS;)
+        n += parse_host_object(e->d_name, &objects[n]);
     closedir(dir);
     qsort(objects, (size_t)n, sizeof *objects, by_level_then_name);
     return n;
 }
 
-#define MATMUL_CONSTRAINTS                                                               \
-    "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"],\"epilogue\":[\"add\",\"bias\",\"gelu\","     \
-    "\"gelu_tanh\",\"relu\",\"silu\",\"tanh\"],\"max_rank\":8}"
-
-void kp_write_matmul_pack(const char *dir, const char *name)
+/* Engine number f's candidates: its family's objects, in objects' order. */
+static sdk_kpack_spec_engine_t family_engine(int f, const host_object_t *objects, int n,
+                                            const char **ids)
 {
-    matmul_object_t objects[32];
-    sdk_kpack_spec_kernel_t kernels[32];
-    const char *ids[32];
+    const host_family_t *h = &host_families[f];
+    int count = 0;
+    for (int i = 0; i < n; i++)
+        if (objects[i].family == f)
+            ids[count++] = objects[i].id;
+    return (sdk_kpack_spec_engine_t){h->engine, 40, h->match, h->constraints, h->handler, 1,
+                                     0, NULL, count, ids};
+}
+
+void kp_write_host_pack(const char *dir, const char *name)
+{
+    static host_object_t objects[MAX_OBJECTS];
+    sdk_kpack_spec_kernel_t kernels[MAX_OBJECTS];
+    sdk_kpack_spec_engine_t engines[HOST_FAMILY_COUNT];
+    const char *ids[HOST_FAMILY_COUNT][MAX_OBJECTS];
     char path[512];
-    int n = find_matmul_objects(objects, 32);
-    assert_true(n > 0);
+    int n = find_host_objects(objects), engine_count = 0;
     for (int i = 0; i < n; i++) {
-        matmul_object_t *o = &objects[i];
-        snprintf(path, sizeof path, "%s/%s", HOST_KERNEL_DIR, o->file);
+        host_object_t *o = &objects[i];
+        snprintf(path, sizeof path, "%s/%.200s", HOST_KERNEL_DIR, o->file);
         o->code = kp_read_file(path);
-        o->metadata[0] = (sdk_kpack_kv_t){"mr", o->mr};
-        o->metadata[1] = (sdk_kpack_kv_t){"nr", o->nr};
-        kernels[i] = (sdk_kpack_spec_kernel_t){o->id, o->symbol, o->level, "host-matmul-v1",
-                                               o->code.data, o->code.size, 2, o->metadata};
-        ids[i] = o->id;
+        o->metadata = (sdk_kpack_kv_t){"variant",
+                                       o->name + strlen(host_families[o->family].prefix)};
+        kernels[i] = (sdk_kpack_spec_kernel_t){o->id, o->symbol, o->level,
+                                               host_families[o->family].signature,
+                                               o->code.data, o->code.size, 1, &o->metadata};
     }
-    sdk_kpack_spec_engine_t engine = {"kernels:matmul_host", 40, "matmul_epilogue",
-                                      MATMUL_CONSTRAINTS, "host_matmul", 1, 0, NULL, n, ids};
-    sdk_kpack_spec_t spec = {"cdnn-host-test", "0.1.0", "host", n, kernels, 1, &engine};
+    for (int f = 0; f < HOST_FAMILY_COUNT; f++) {
+        engines[engine_count] = family_engine(f, objects, n, ids[f]);
+        engine_count += engines[engine_count].candidate_count > 0;
+    }
+    assert_true(engine_count > 0);
+    sdk_kpack_spec_t spec = {"cdnn-host-test", "0.1.0", "host", n, kernels, engine_count,
+                             engines};
     snprintf(path, sizeof path, "%s/%s", dir, name);
     write_pack(path, &spec);
     for (int i = 0; i < n; i++)
@@ -239,7 +275,7 @@ static void declare(cdnn_graph_t *g, int64_t uid, cdnn_data_type_t type, int32_t
 static void declare_operands(cdnn_graph_t *g, const kp_matmul_t *m)
 {
     int32_t r = m->batch_rank + 2;
-    int64_t a[CDNN_MAX_RANK], b[CDNN_MAX_RANK], c[CDNN_MAX_RANK], s[CDNN_MAX_RANK];
+    int64_t a[CDNN_MAX_RANK], b[CDNN_MAX_RANK], c[CDNN_MAX_RANK], s[CDNN_MAX_RANK] = {0};
     for (int32_t d = 0; d < m->batch_rank; d++) {
         a[d] = c[d] = m->batch[d];
         b[d] = m->b_shared ? 1 : m->batch[d];

@@ -28,9 +28,12 @@ void kp_write_file(const char *path, const void *data, size_t size);
 const char *kp_temp_dir(void);
 void kp_cleanup(void);
 
-/** The matmul pack of the project's host kernels (every matmul object built
- * in HOST_KERNEL_DIR), engine kernels:matmul_host, written to dir/name. */
-void kp_write_matmul_pack(const char *dir, const char *name);
+/** The pack of the project's host kernels (every object built in
+ * HOST_KERNEL_DIR of a family the test knows), one engine per family that
+ * has objects (kernels:matmul_host, kernels:pointwise_host,
+ * kernels:norm_host), written to
+ * dir/name. */
+void kp_write_host_pack(const char *dir, const char *name);
 
 /** The pack of the test's marked matmul (its MARK=mark build), engine
  * kernels:marked_matmul, written to path: pack versions 1 and 2 differ

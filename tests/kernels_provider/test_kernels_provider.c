@@ -62,7 +62,7 @@ static int setup(void **state)
     snprintf(plan_path, sizeof plan_path, "%s/plan.bin", kp_temp_dir());
     if (mkdir(matmul_dir, 0700) != 0 || mkdir(marked_dir, 0700) != 0)
         return -1;
-    kp_write_matmul_pack(matmul_dir, "host.kpack");
+    kp_write_host_pack(matmul_dir, "host.kpack");
     setenv("CDNN_PROVIDER_PATH", PROVIDER_DIR, 1);
     setenv("CDNN_DISABLE_CACHE", "1", 1);
     unsetenv("CDNN_TRUSTED_CODE");
@@ -263,22 +263,34 @@ static const kp_matmul_t round_trip_cases[] = {
     {0, {0, 0}, 64, 64, 64, CDNN_DATA_TYPE_F32, .bias = 1, .act = CDNN_PW_GELU_TANH_FWD},
 };
 
-/* The reference's outputs for m's graph on the same inputs. */
-static kp_run_t reference_run(const kp_matmul_t *m, cdnn_handle_t *h)
+/* A graph a round trip runs, made afresh for each engine it is built on. */
+typedef cdnn_graph_t *(*make_graph_t)(const void *spec);
+
+static cdnn_graph_t *make_matmul(const void *spec)
 {
-    cdnn_graph_t *g = kp_matmul_graph(m);
+    return kp_matmul_graph(spec);
+}
+
+/* The reference's outputs for the graph on the same inputs. */
+static kp_run_t reference_run(make_graph_t make, const void *spec, cdnn_handle_t *h)
+{
+    cdnn_graph_t *g = make(spec);
     kp_build_pinned(g, h, "cpu:reference", NULL, 0);
     kp_run_t r = kp_run_graph(g, h);
     cdnn_graph_destroy(g);
     return r;
 }
 
-static void round_trip(const kp_matmul_t *m, cdnn_handle_t *h, int64_t candidate)
+/* Built on engine (with knob=candidate when knob is not NULL), run against
+ * cpu:reference, saved as a plan and a container, each loaded and run in
+ * a fresh process as the build ran and re-saved byte for byte. */
+static void round_trip(make_graph_t make, const void *spec, const char *label,
+                       cdnn_handle_t *h, const char *engine, const char *knob,
+                       int64_t candidate)
 {
-    const char *label = kp_matmul_label(m);
-    cdnn_graph_t *g = kp_matmul_graph(m);
-    kp_build_pinned(g, h, MATMUL_ENGINE, "kernels.matmul_host.candidate", candidate);
-    kp_run_t built = kp_run_graph(g, h), want = reference_run(m, h);
+    cdnn_graph_t *g = make(spec);
+    kp_build_pinned(g, h, engine, knob, candidate);
+    kp_run_t built = kp_run_graph(g, h), want = reference_run(make, spec, h);
     kp_assert_close_outputs(&built, &want, label);
     kp_bytes_t plan = kp_save(g, CDNN_SAVE_PLAN);
     kp_bytes_t container = kp_save(g, CDNN_SAVE_GRAPH_AND_PLAN);
@@ -291,12 +303,234 @@ static void round_trip(const kp_matmul_t *m, cdnn_handle_t *h, int64_t candidate
     cdnn_graph_destroy(g);
 }
 
+static void round_trip_matmul(const kp_matmul_t *m, cdnn_handle_t *h, int64_t candidate)
+{
+    round_trip(make_matmul, m, kp_matmul_label(m), h, MATMUL_ENGINE,
+               "kernels.matmul_host.candidate", candidate);
+}
+
 static void test_round_trip_every_shape(void **state)
 {
     (void)state;
     cdnn_handle_t *h = kp_cpu_handle();
     for (size_t i = 0; i < sizeof round_trip_cases / sizeof *round_trip_cases; i++)
-        round_trip(&round_trip_cases[i], h, 0);
+        round_trip_matmul(&round_trip_cases[i], h, 0);
+    cdnn_handle_destroy(h);
+}
+
+/* ---- pointwise graphs ---- */
+
+#define POINTWISE_ENGINE "kernels:pointwise_host"
+
+static void declare(cdnn_graph_t *g, int64_t uid, cdnn_data_type_t type, int32_t rank,
+                    const int64_t *dims, const int64_t *strides)
+{
+    OK(cdnn_graph_tensor(g, uid, NULL, type, rank, dims, strides));
+}
+
+/* A virtual f32 intermediate, shape inferred. */
+static int64_t intermediate(cdnn_graph_t *g, int64_t uid)
+{
+    OK(cdnn_graph_tensor(g, uid, NULL, CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+    OK(cdnn_graph_tensor_set_virtual(g, uid));
+    return uid;
+}
+
+static void node(cdnn_graph_t *g, cdnn_pointwise_mode_t mode, int64_t a, int64_t b,
+                 int64_t c, int64_t y)
+{
+    cdnn_pointwise_attr_t attr;
+    cdnn_pointwise_attr_init(&attr, mode);
+    OK(cdnn_graph_pointwise(g, NULL, &attr, a, b, c, y));
+}
+
+static cdnn_graph_t *new_graph(void)
+{
+    cdnn_graph_t *g = NULL;
+    OK(cdnn_graph_create(&g));
+    return g;
+}
+
+/* gelu(a + b) * 2, b a broadcast row, 2 a pass-by-value scalar. */
+static cdnn_graph_t *gelu_of_sum_times_two(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {4, 33}, row[] = {1, 33}, one[] = {1, 1};
+    cdnn_graph_t *g = new_graph();
+    declare(g, 1, CDNN_DATA_TYPE_F32, 2, x, NULL);
+    declare(g, 2, CDNN_DATA_TYPE_F32, 2, row, NULL);
+    declare(g, 3, CDNN_DATA_TYPE_F32, 2, one, NULL);
+    OK(cdnn_graph_tensor_set_scalar(g, 3, 2.0));
+    declare(g, 4, CDNN_DATA_TYPE_F32, 2, x, NULL);
+    node(g, CDNN_PW_ADD, 1, 2, CDNN_UID_NONE, intermediate(g, 10));
+    node(g, CDNN_PW_GELU_FWD, 10, CDNN_UID_NONE, CDNN_UID_NONE, intermediate(g, 11));
+    node(g, CDNN_PW_MUL, 11, 3, CDNN_UID_NONE, 4);
+    return g;
+}
+
+/* exp(-x), f16 in, f32 out. */
+static cdnn_graph_t *exp_of_negative_f16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {3, 5, 7};
+    cdnn_graph_t *g = new_graph();
+    declare(g, 1, CDNN_DATA_TYPE_F16, 3, x, NULL);
+    declare(g, 2, CDNN_DATA_TYPE_F32, 3, x, NULL);
+    node(g, CDNN_PW_NEG, 1, CDNN_UID_NONE, CDNN_UID_NONE, intermediate(g, 10));
+    node(g, CDNN_PW_EXP, 10, CDNN_UID_NONE, CDNN_UID_NONE, 2);
+    return g;
+}
+
+/* a * b + c in bf16, c a row broadcast over the batch and rows. */
+static cdnn_graph_t *fma_bf16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {2, 8, 8}, row[] = {1, 1, 8};
+    cdnn_graph_t *g = new_graph();
+    declare(g, 1, CDNN_DATA_TYPE_BF16, 3, x, NULL);
+    declare(g, 2, CDNN_DATA_TYPE_BF16, 3, x, NULL);
+    declare(g, 3, CDNN_DATA_TYPE_BF16, 3, row, NULL);
+    declare(g, 4, CDNN_DATA_TYPE_BF16, 3, x, NULL);
+    node(g, CDNN_PW_FMA, 1, 2, 3, 4);
+    return g;
+}
+
+/* silu of a column-major input. */
+static cdnn_graph_t *silu_transposed(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {16, 9}, column_major[] = {1, 16};
+    cdnn_graph_t *g = new_graph();
+    declare(g, 1, CDNN_DATA_TYPE_F32, 2, x, column_major);
+    declare(g, 2, CDNN_DATA_TYPE_F32, 2, x, NULL);
+    node(g, CDNN_PW_SWISH_FWD, 1, CDNN_UID_NONE, CDNN_UID_NONE, 2);
+    return g;
+}
+
+/* tanh(x) - max(y, z): one input read twice by the tree, three inputs. */
+static cdnn_graph_t *tanh_minus_max(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {5, 6, 7};
+    cdnn_graph_t *g = new_graph();
+    for (int64_t uid = 1; uid <= 4; uid++)
+        declare(g, uid, CDNN_DATA_TYPE_F32, 3, x, NULL);
+    node(g, CDNN_PW_TANH_FWD, 1, CDNN_UID_NONE, CDNN_UID_NONE, intermediate(g, 10));
+    node(g, CDNN_PW_MAX, 2, 3, CDNN_UID_NONE, intermediate(g, 11));
+    node(g, CDNN_PW_SUB, 10, 11, CDNN_UID_NONE, 4);
+    return g;
+}
+
+static const struct {
+    const char *label;
+    make_graph_t make;
+} pointwise_cases[] = {
+    {"gelu(a + b) * 2", gelu_of_sum_times_two},
+    {"exp(-x) f16 to f32", exp_of_negative_f16},
+    {"a * b + c bf16", fma_bf16},
+    {"silu column-major", silu_transposed},
+    {"tanh(x) - max(y, z)", tanh_minus_max},
+};
+
+static void test_round_trip_pointwise(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = kp_cpu_handle();
+    if (engine_index(h, POINTWISE_ENGINE) < 0) {
+        cdnn_handle_destroy(h);
+        skip(); /* no pointwise objects were built */
+    }
+    for (size_t i = 0; i < sizeof pointwise_cases / sizeof *pointwise_cases; i++)
+        for (int64_t c = 0; c <= 2; c++)
+            round_trip(pointwise_cases[i].make, NULL, pointwise_cases[i].label, h,
+                       POINTWISE_ENGINE, "kernels.pointwise_host.candidate", c);
+    cdnn_handle_destroy(h);
+}
+
+/* ---- norm graphs ---- */
+
+#define NORM_ENGINE "kernels:norm_host"
+
+/* Layer-norm over the last dim, with every output: mean and inv_variance. */
+static cdnn_graph_t *layernorm_every_output(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {4, 6, 32}, row[] = {1, 1, 32}, stats[] = {4, 6, 1};
+    cdnn_graph_t *g = new_graph();
+    declare(g, 1, CDNN_DATA_TYPE_F32, 3, x, NULL);
+    declare(g, 2, CDNN_DATA_TYPE_F32, 3, row, NULL);
+    declare(g, 3, CDNN_DATA_TYPE_F32, 3, row, NULL);
+    declare(g, 4, CDNN_DATA_TYPE_F32, 3, x, NULL);
+    declare(g, 5, CDNN_DATA_TYPE_F32, 3, stats, NULL);
+    declare(g, 6, CDNN_DATA_TYPE_F32, 3, stats, NULL);
+    OK(cdnn_graph_layernorm(g, "ln", 1e-5, 1, 2, 3, 4, 5, 6));
+    return g;
+}
+
+/* Layer-norm over the last two dims, bf16, no statistics. */
+static cdnn_graph_t *layernorm_two_dims_bf16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {2, 5, 8}, window[] = {1, 5, 8};
+    cdnn_graph_t *g = new_graph();
+    declare(g, 1, CDNN_DATA_TYPE_BF16, 3, x, NULL);
+    declare(g, 2, CDNN_DATA_TYPE_BF16, 3, window, NULL);
+    declare(g, 3, CDNN_DATA_TYPE_BF16, 3, window, NULL);
+    declare(g, 4, CDNN_DATA_TYPE_BF16, 3, x, NULL);
+    OK(cdnn_graph_layernorm(g, "ln", 1e-5, 1, 2, 3, 4, CDNN_UID_NONE, CDNN_UID_NONE));
+    return g;
+}
+
+/* RMS-norm of f16 rows, without bias, with inv_rms. */
+static cdnn_graph_t *rmsnorm_f16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {3, 64}, row[] = {1, 64}, stats[] = {3, 1};
+    cdnn_graph_t *g = new_graph();
+    declare(g, 1, CDNN_DATA_TYPE_F16, 2, x, NULL);
+    declare(g, 2, CDNN_DATA_TYPE_F16, 2, row, NULL);
+    declare(g, 3, CDNN_DATA_TYPE_F16, 2, x, NULL);
+    declare(g, 4, CDNN_DATA_TYPE_F32, 2, stats, NULL);
+    OK(cdnn_graph_rmsnorm(g, "rms", 1e-6, 1, 2, CDNN_UID_NONE, 3, 4));
+    return g;
+}
+
+/* Layer-norm of a column-major x over its strided last dim. */
+static cdnn_graph_t *layernorm_strided(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {8, 16}, column_major[] = {1, 8}, row[] = {1, 16};
+    cdnn_graph_t *g = new_graph();
+    declare(g, 1, CDNN_DATA_TYPE_F32, 2, x, column_major);
+    declare(g, 2, CDNN_DATA_TYPE_F32, 2, row, NULL);
+    declare(g, 3, CDNN_DATA_TYPE_F32, 2, row, NULL);
+    declare(g, 4, CDNN_DATA_TYPE_F32, 2, x, NULL);
+    OK(cdnn_graph_layernorm(g, "ln", 1e-5, 1, 2, 3, 4, CDNN_UID_NONE, CDNN_UID_NONE));
+    return g;
+}
+
+static const struct {
+    const char *label;
+    make_graph_t make;
+} norm_cases[] = {
+    {"layer-norm with statistics", layernorm_every_output},
+    {"layer-norm over two dims bf16", layernorm_two_dims_bf16},
+    {"rms-norm f16", rmsnorm_f16},
+    {"layer-norm column-major", layernorm_strided},
+};
+
+static void test_round_trip_norms(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = kp_cpu_handle();
+    if (engine_index(h, NORM_ENGINE) < 0) {
+        cdnn_handle_destroy(h);
+        skip(); /* no norm objects were built */
+    }
+    for (size_t i = 0; i < sizeof norm_cases / sizeof *norm_cases; i++)
+        for (int64_t c = 0; c <= 2; c++)
+            round_trip(norm_cases[i].make, NULL, norm_cases[i].label, h, NORM_ENGINE,
+                       "kernels.norm_host.candidate", c);
     cdnn_handle_destroy(h);
 }
 
@@ -321,7 +555,7 @@ static void test_round_trip_every_candidate(void **state)
         cdnn_graph_destroy(probe);
         if (st != CDNN_STATUS_SUCCESS) /* a target this machine lacks */
             continue;
-        round_trip(&m, h, c);
+        round_trip_matmul(&m, h, c);
         ran++;
     }
     assert_true(ran >= 3);
@@ -341,7 +575,7 @@ static kp_run_t build_marked(cdnn_handle_t *h, cdnn_graph_t **g)
 static double reference_first(void)
 {
     cdnn_handle_t *h = kp_cpu_handle();
-    kp_run_t r = reference_run(&marked_case, h);
+    kp_run_t r = reference_run(make_matmul, &marked_case, h);
     double first = kp_first_output(&r);
     kp_run_free(&r);
     cdnn_handle_destroy(h);
@@ -715,9 +949,8 @@ static kp_bytes_t v4_plan(kp_bytes_t plan)
     assert_int_equal(sdk_sha256(p.code.data, p.code.size, p.kernel_sha256), 0);
     kp_payload_set(&p.target, "x86-64-v4");
     kp_payload_set(&p.symbol, "cdnn_host_matmul_12x32");
-    kp_payload_set(&p.kernel_id, "matmul_12x32_v4");
-    kp_payload_set(&p.values[0], "12");
-    kp_payload_set(&p.values[1], "32");
+    kp_payload_set(&p.kernel_id, "matmul_12x32_x86-64-v4");
+    kp_payload_set(&p.values[0], "12x32");
     kp_bytes_t payload = kp_payload_bytes(&p);
     kp_bytes_t out = kp_plan_with_payload(plan, payload);
     kp_bytes_free(&payload);
@@ -756,6 +989,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rule10_strict_mode),
         cmocka_unit_test(test_round_trip_every_shape),
         cmocka_unit_test(test_round_trip_every_candidate),
+        cmocka_unit_test(test_round_trip_pointwise),
+        cmocka_unit_test(test_round_trip_norms),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, setup, teardown);
