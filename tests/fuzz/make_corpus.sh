@@ -8,7 +8,8 @@
 # plan_exec_graphs/ (the examples' ops at sizes cheap enough to execute
 # thousands of times a second), on every CPU engine that builds it; for
 # fuzz_kpack, packs `cdnn pack build` makes from tests/kpack/descriptors,
-# each as it is (first byte 0) and to be re-sealed (first byte 1).
+# each as it is (first byte 0) and to be re-sealed (first byte 1); for
+# fuzz_kpack_descriptor, those descriptors.
 #
 #   tests/fuzz/make_corpus.sh CDNN_CLI [FB_DUMP] [OUT]
 #
@@ -27,7 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # winner_cache/ holds hand-written seeds (records in the cache file format)
 # and is left alone.
-for t in graph graph_json container plan cpu_payload plan_exec flatbuf kpack; do
+for t in graph graph_json container plan cpu_payload plan_exec flatbuf kpack kpack_descriptor; do
     rm -rf "${out:?}/$t"
     mkdir -p "$out/$t"
 done
@@ -121,10 +122,11 @@ for pack in host cuda; do
     { printf '\0'; cat "$tmp/$pack.kpack"; } >"$out/kpack/$pack.raw"
     { printf '\1'; cat "$tmp/$pack.kpack"; } >"$out/kpack/$pack.resealed"
 done
+cp "$descriptors"/*.json "$out/kpack_descriptor/"
 
 du -sh "$out"
 # winner_cache/ holds hand-written seeds (records in the cache file format)
 # and is left alone.
-for t in graph graph_json container plan cpu_payload plan_exec flatbuf kpack; do
+for t in graph graph_json container plan cpu_payload plan_exec flatbuf kpack kpack_descriptor; do
     echo "$t: $(ls "$out/$t" | wc -l) seeds"
 done

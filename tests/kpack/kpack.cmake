@@ -23,8 +23,8 @@ set_tests_properties(kpack_flatc PROPERTIES SKIP_RETURN_CODE 77)
 
 # The N-th allocation fails, for every N, while packs are opened (from bytes
 # and files), walked, re-checked on disk and written: ALLOC_FAILED each
-# time, nothing leaked.  The SDK's sources are compiled into the test so
-# that --wrap reaches their allocations.
+# time, nothing leaked.  --wrap reaches the allocations of the SDK's
+# archive members linked into the test too.
 add_executable(test_kpack_oom ${CMAKE_CURRENT_LIST_DIR}/test_kpack_oom.c)
 target_link_libraries(test_kpack_oom PRIVATE cdnn_sdk)
 target_link_options(test_kpack_oom PRIVATE

@@ -37,6 +37,11 @@ typedef struct pack_inputs {
  */
 int pack_descriptor_read(pack_inputs_t *in, const char *path, const char *objects_dir);
 
+/** pack_descriptor_read on a descriptor's text in memory, named path
+ * (which must outlive in); for fuzzing. */
+int pack_descriptor_parse(pack_inputs_t *in, const char *path, const char *text,
+                          size_t size, const char *objects_dir);
+
 /** After every descriptor: no engine name and no kernel id defined twice.
  * Prints where both are and returns EXIT_FAILED if one is. */
 int pack_inputs_check(const pack_inputs_t *in);

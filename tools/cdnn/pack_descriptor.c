@@ -553,25 +553,22 @@ static int grow_engines(pack_inputs_t *in)
     return EXIT_OK;
 }
 
-static json_t *parse(const char *path, const unsigned char *text, size_t size)
+static json_t *parse(const char *path, const char *text, size_t size)
 {
     json_error_t error;
-    json_t *doc = json_loadb((const char *)text, size, JSON_REJECT_DUPLICATES, &error);
+    json_t *doc = json_loadb(text, size, JSON_REJECT_DUPLICATES, &error);
     if (!doc)
         cli_fail("pack build", CDNN_STATUS_BAD_PARAM, "%s: line %d, column %d: %s", path,
                  error.line, error.column, error.text);
     return doc;
 }
 
-int pack_descriptor_read(pack_inputs_t *in, const char *path, const char *objects_dir)
+int pack_descriptor_parse(pack_inputs_t *in, const char *path, const char *text,
+                          size_t size, const char *objects_dir)
 {
-    unsigned char *text = NULL;
-    size_t size = 0;
-    int rc = grow_engines(in);
-    if (rc == EXIT_OK)
-        rc = cli_read_file("pack build", path, &text, &size);
-    json_t *doc = rc == EXIT_OK ? parse(path, text, size) : NULL;
-    free(text);
+    if (grow_engines(in) != EXIT_OK)
+        return EXIT_FAILED;
+    json_t *doc = parse(path, text, size);
     if (!doc)
         return EXIT_FAILED;
     int32_t i = in->engine_count++;
@@ -583,12 +580,15 @@ int pack_descriptor_read(pack_inputs_t *in, const char *path, const char *object
     return read_engine(&r, doc, objects_dir, e);
 }
 
-static int compare_ids(const void *a, const void *b)
+int pack_descriptor_read(pack_inputs_t *in, const char *path, const char *objects_dir)
 {
-    const sdk_kpack_spec_kernel_t *x = *(const sdk_kpack_spec_kernel_t *const *)a;
-    const sdk_kpack_spec_kernel_t *y = *(const sdk_kpack_spec_kernel_t *const *)b;
-    int c = strcmp(x->id, y->id);
-    return c ? c : (x > y) - (x < y); /* the earlier definition first */
+    unsigned char *text = NULL;
+    size_t size = 0;
+    int rc = cli_read_file("pack build", path, &text, &size);
+    if (rc == EXIT_OK)
+        rc = pack_descriptor_parse(in, path, (const char *)text, size, objects_dir);
+    free(text);
+    return rc;
 }
 
 /* Engines are few (one per descriptor): pairs are compared. */
@@ -602,6 +602,14 @@ static int check_engine_names(const pack_inputs_t *in)
                                 "names are unique in a pack", in->files[i],
                                 in->engines[i].name, in->files[j]);
     return EXIT_OK;
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+    const sdk_kpack_spec_kernel_t *x = *(const sdk_kpack_spec_kernel_t *const *)a;
+    const sdk_kpack_spec_kernel_t *y = *(const sdk_kpack_spec_kernel_t *const *)b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x > y) - (x < y); /* the earlier definition first */
 }
 
 int pack_inputs_check(const pack_inputs_t *in)
