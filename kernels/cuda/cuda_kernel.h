@@ -284,6 +284,58 @@ typedef struct cdnn_cuda_softmax_params {
     int32_t reserved; /* 0 */
 } cdnn_cuda_softmax_params_t;
 
+/* ------------------------------------------------------------------------
+ * "cuda-sdpa-v1": scaled dot-product attention
+ *
+ * Per batch b and head h: O = softmax(scale * Q K^T (+ causal mask)) V,
+ * with Q q_len x head_dim, K kv_len x head_dim, V kv_len x value_dim, O
+ * q_len x value_dim.  Strides are given per dim as {batch, head, seq,
+ * feature}, so BHSD, BSHD and any other layout work.  K and V may have
+ * fewer heads (grouped-query attention): query head h reads K/V head
+ * h / (heads / kv_heads).  causal: query row i sees key j only if j <= i +
+ * causal_offset (0: PyTorch's is_causal, top-left aligned; kv_len - q_len:
+ * bottom-right, for decoding).  Softmax is taken online in f32 (the
+ * running maximum and sum of a flash-attention pass), so no q_len x kv_len
+ * matrix exists anywhere.
+ *
+ * Kernel (kernels/cuda/sdpa.cu): cdnn_cuda_sdpa, correctness first, on the
+ * SIMT cores: a block of 8 warps takes 8 consecutive query rows of one
+ * (batch, head), one row per warp; key/value tiles of 32 rows go through
+ * shared memory (f32) and each lane scores one key of the tile.
+ * Launch: grid = (ceil(q_len / 8), heads, batch), block = (256, 1, 1),
+ * smem = CDNN_CUDA_SDPA_SMEM(head_dim, value_dim) bytes (over 48 KiB for
+ * head_dim + value_dim > 320: set the function's limit first).
+ * The handler guarantees: all sizes >= 1; head_dim, value_dim <= 256;
+ * heads a multiple of kv_heads; heads, batch <= 65535; causal_offset >= 0
+ * when causal (every row sees key 0); types in {f32, f16, bf16}; O
+ * overlaps no input.
+ * ---------------------------------------------------------------------- */
+#define CDNN_CUDA_SDPA_ROWS_PER_BLOCK 8
+#define CDNN_CUDA_SDPA_KEYS_PER_TILE 32
+#define CDNN_CUDA_SDPA_MAX_DIM 256
+/* K tile (rows padded by one float against bank conflicts), V tile, and
+ * each warp's query row, all f32. */
+#define CDNN_CUDA_SDPA_SMEM(head_dim, value_dim)                                   \
+    (4 * (CDNN_CUDA_SDPA_KEYS_PER_TILE * ((head_dim) + 1) +                         \
+          CDNN_CUDA_SDPA_KEYS_PER_TILE * (value_dim) + CDNN_CUDA_SDPA_ROWS_PER_BLOCK * (head_dim)))
+
+typedef struct cdnn_cuda_sdpa_params {
+    int64_t batch, heads, kv_heads, q_len, kv_len, head_dim, value_dim;
+    const void *q;
+    int64_t q_strides[4]; /* batch, head, seq, feature */
+    const void *k;
+    int64_t k_strides[4];
+    const void *v;
+    int64_t v_strides[4];
+    void *o;
+    int64_t o_strides[4];
+    int64_t causal_offset;
+    float scale;
+    int32_t causal;
+    int32_t q_type, k_type, v_type, o_type;
+    int32_t reserved; /* 0 */
+} cdnn_cuda_sdpa_params_t;
+
 /* The layouts are ABI: pin them for the C and CUDA compilers alike. */
 #if defined(__cplusplus)
 #define CDNN_CUDA_STATIC_ASSERT(e, m) static_assert(e, m)
@@ -295,5 +347,6 @@ CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_matmul_params_t) == 200, "matmul params
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_pointwise_params_t) == 456, "pointwise params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_norm_params_t) == 120, "norm params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_softmax_params_t) == 80, "softmax params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_sdpa_params_t) == 256, "sdpa params layout");
 
 #endif

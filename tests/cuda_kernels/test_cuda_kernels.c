@@ -49,7 +49,7 @@ typedef struct source_tests {
 static const source_tests_t sources[] = {
     {"matmul_tc", test_matmul_tc}, {"matmul_f32", test_matmul_f32},
     {"pointwise", test_pointwise}, {"norm", test_norm},
-    {"softmax", test_softmax},
+    {"softmax", test_softmax},     {"sdpa", test_sdpa},
 };
 
 static const char *base_name(const char *path) {

@@ -24,5 +24,6 @@ void test_matmul_f32(test_state_t *state, sdk_cu_module module);
 void test_pointwise(test_state_t *state, sdk_cu_module module);
 void test_norm(test_state_t *state, sdk_cu_module module);
 void test_softmax(test_state_t *state, sdk_cu_module module);
+void test_sdpa(test_state_t *state, sdk_cu_module module);
 
 #endif
