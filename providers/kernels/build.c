@@ -217,7 +217,8 @@ static cdnn_status_t make_payload(kernel_context_t *ctx, const kernel_engine_t *
 
 /* The chosen kernel's code, loaded and launched, and the payload. */
 static cdnn_status_t prepare(kernel_context_t *ctx, const kernel_engine_t *engine,
-                             const cdnn_graph_view_t *g, int64_t *values, int32_t count)
+                             const cdnn_device_view_t *device, const cdnn_graph_view_t *g,
+                             int64_t *values, int32_t count)
 {
     char why[512];
     const uint8_t *code = NULL;
@@ -228,8 +229,9 @@ static cdnn_status_t prepare(kernel_context_t *ctx, const kernel_engine_t *engin
         free(values);
         return sdk_fail(st, "%s", why);
     }
-    st = kernel_context_launch(ctx, engine->handler, ctx->kernel->id, code, code_size,
-                               ctx->kernel->symbol, values, count);
+    const code_object_t object = {ctx->kernel->id, ctx->kernel->target, ctx->kernel->symbol,
+                                  code, code_size};
+    st = kernel_context_launch(ctx, device, engine->handler, &object, values, count);
     if (st == CDNN_STATUS_SUCCESS)
         st = make_payload(ctx, engine, g, code, code_size);
     return st;
@@ -253,7 +255,7 @@ cdnn_status_t kernel_context_build(const kernels_state_t *state, const kernel_en
     }
     (*ctx)->pack = engine->pack;
     (*ctx)->kernel = engine->entry->candidates[chosen];
-    st = prepare(*ctx, engine, g, values, count);
+    st = prepare(*ctx, engine, device, g, values, count);
     if (st != CDNN_STATUS_SUCCESS) {
         kernel_context_free(*ctx);
         *ctx = NULL;

@@ -14,6 +14,7 @@
 #include <cdnn_sdk/kpack.h>
 #include <cdnn_sdk/payload_graph.h>
 
+#include "cuda_code.h"
 #include "handlers.h"
 #include "host_code.h"
 #include "packs.h"
@@ -30,7 +31,8 @@ typedef struct kernel_context {
     const cdnn_provider_host_t *host;
     launch_t launch;
     char *kernel_id; /* the launch's, owned */
-    host_code_t code;
+    host_code_t code; /* host kernels */
+    cuda_code_t cuda; /* cuda kernels */
     /* Built: the pack and kernel the code came from, which a save checks
      * are still what is on disk (rule 4), and the payload, made at build
      * so that every save gives the same bytes. */
@@ -46,11 +48,18 @@ typedef struct kernel_context {
 cdnn_status_t kernel_context_new(const cdnn_provider_host_t *host, kernel_context_t **ctx);
 void kernel_context_free(kernel_context_t *ctx);
 
-/** Load the code object and prepare its launch with handler and values
- * (taken over): the last step of a build and of a restore. */
-cdnn_status_t kernel_context_launch(kernel_context_t *ctx, const dispatch_handler_t *handler,
-                                    const char *kernel_id, const uint8_t *code,
-                                    size_t code_size, const char *symbol, int64_t *values,
+/* The code object a context runs: bytes from a pack or a payload. */
+typedef struct code_object {
+    const char *kernel_id, *target, *symbol;
+    const uint8_t *bytes;
+    size_t size;
+} code_object_t;
+
+/** Load the code object on device and prepare its launch with handler and
+ * values (taken over): the last step of a build and of a restore. */
+cdnn_status_t kernel_context_launch(kernel_context_t *ctx, const cdnn_device_view_t *device,
+                                    const dispatch_handler_t *handler,
+                                    const code_object_t *code, int64_t *values,
                                     int32_t value_count);
 
 /* ---- build.c ---- */
@@ -76,6 +85,17 @@ cdnn_status_t kernel_engine_variant_knob(const kernel_engine_t *engine,
                                          const cdnn_device_view_t *device,
                                          const cdnn_graph_view_t *g, int32_t index,
                                          cdnn_knob_value_t *knob);
+
+/* ---- timing.c ---- */
+
+/** Wait for the context's launches on stream (host kernels: nothing to
+ * wait for). */
+cdnn_status_t kernel_context_synchronize(const kernel_context_t *ctx, void *stream);
+
+/** Run the launch runs times on args and report the device's time for
+ * them: CUDA events on the stream, or the host's clock for host kernels. */
+cdnn_status_t kernel_context_time(const kernel_context_t *ctx, const cdnn_exec_args_t *args,
+                                  int32_t runs, double *seconds);
 
 /* ---- restore.c ---- */
 

@@ -1,6 +1,9 @@
 #include "handlers.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include <cdnn_sdk/error.h>
 
 /* Every handler this provider has.  A new handler version is a new entry:
  * plans saved with the old one keep loading as long as it stays here. */
@@ -8,6 +11,7 @@ static const dispatch_handler_t *const handlers[] = {
     &host_matmul_handler_v1,
     &host_pointwise_handler_v1,
     &host_norm_handler_v1,
+    &cuda_matmul_handler_v1,
 };
 #define HANDLER_COUNT (sizeof handlers / sizeof *handlers)
 
@@ -26,4 +30,26 @@ uint32_t dispatch_handler_latest(const char *name)
         if (strcmp(handlers[i]->name, name) == 0 && handlers[i]->version > latest)
             latest = handlers[i]->version;
     return latest;
+}
+
+const char *kernel_metadata(const sdk_kpack_kv_t *metadata, int32_t count, const char *key)
+{
+    for (int32_t i = 0; i < count; i++)
+        if (strcmp(metadata[i].key, key) == 0)
+            return metadata[i].value;
+    return NULL;
+}
+
+cdnn_status_t kernel_metadata_int(const sdk_kpack_kv_t *metadata, int32_t count,
+                                  const char *key, int64_t min, int64_t max, int64_t *value)
+{
+    const char *text = kernel_metadata(metadata, count, key);
+    char *end = NULL;
+    long long v = text ? strtoll(text, &end, 10) : 0;
+    if (!text || !*text || *end || v < min || v > max)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the kernel's metadata %s is %s%s%s, not "
+                        "an integer in [%lld, %lld]", key, text ? "\"" : "missing",
+                        text ? text : "", text ? "\"" : "", (long long)min, (long long)max);
+    *value = v;
+    return CDNN_STATUS_SUCCESS;
 }

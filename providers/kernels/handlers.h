@@ -30,6 +30,7 @@
 enum { LAUNCH_THREADS = 0 };
 
 struct dispatch_handler;
+struct cuda_code;
 
 /* A prepared launch; read-only once made. */
 typedef struct launch {
@@ -37,8 +38,9 @@ typedef struct launch {
     const char *kernel_id; /* for messages */
     int64_t *values;
     int32_t value_count;
-    void *entry;           /* host: the kernel's function */
-    size_t workspace_size; /* what workspace() said */
+    void *entry;                  /* host: the kernel's function; cuda: CUfunction */
+    const struct cuda_code *cuda; /* cuda: the loaded module, its context */
+    size_t workspace_size;        /* what workspace() said */
 } launch_t;
 
 typedef struct dispatch_handler {
@@ -52,11 +54,22 @@ typedef struct dispatch_handler {
     cdnn_status_t (*derive)(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *metadata,
                             int32_t metadata_count, int32_t threads, int64_t **values,
                             int32_t *count);
+    /** cuda: the dynamic shared memory the launch values ask for, which
+     * the loader opts into once (NULL for host handlers). */
+    uint32_t (*shared_bytes)(const int64_t *values);
     /** The workspace the launch needs, asked of the loaded kernel. */
     cdnn_status_t (*workspace)(const launch_t *launch, size_t *bytes);
     /** Run the launch on args; called from many threads at once. */
     cdnn_status_t (*run)(const launch_t *launch, const cdnn_exec_args_t *args);
 } dispatch_handler_t;
+
+/** The value of a kernel's metadata key, or NULL. */
+const char *kernel_metadata(const sdk_kpack_kv_t *metadata, int32_t count, const char *key);
+
+/** A metadata value that must be an integer in [min, max]: SUCCESS, or
+ * NOT_SUPPORTED naming the key when it is missing or not one. */
+cdnn_status_t kernel_metadata_int(const sdk_kpack_kv_t *metadata, int32_t count,
+                                  const char *key, int64_t min, int64_t max, int64_t *value);
 
 /** The handler of that name and version, or NULL. */
 const dispatch_handler_t *dispatch_handler_find(const char *name, uint32_t version);
@@ -69,5 +82,6 @@ uint32_t dispatch_handler_latest(const char *name);
 extern const dispatch_handler_t host_matmul_handler_v1;
 extern const dispatch_handler_t host_pointwise_handler_v1;
 extern const dispatch_handler_t host_norm_handler_v1;
+extern const dispatch_handler_t cuda_matmul_handler_v1;
 
 #endif

@@ -198,6 +198,17 @@ static cdnn_status_t kernels_code_trusted(void *state, int32_t index, const void
     return kernel_payload_trusted(state_of(state), payload, size);
 }
 
+static cdnn_status_t kernels_synchronize(void *context, void *stream)
+{
+    return kernel_context_synchronize(context, stream);
+}
+
+static cdnn_status_t kernels_time_execute(void *context, const cdnn_exec_args_t *args,
+                                          int32_t runs, double *seconds)
+{
+    return kernel_context_time(context, args, runs, seconds);
+}
+
 static const cdnn_provider_t kernels_provider = {
     .abi_major = CDNN_PROVIDER_ABI_MAJOR,
     .abi_minor = CDNN_PROVIDER_ABI_MINOR,
@@ -222,6 +233,8 @@ static const cdnn_provider_t kernels_provider = {
     .variant_knob = kernels_variant_knob,
     .code_trusted = kernels_code_trusted,
     .context_graph = kernels_context_graph,
+    .synchronize = kernels_synchronize,
+    .time_execute = kernels_time_execute,
 };
 
 __attribute__((visibility("default"))) const cdnn_provider_t *cdnn_provider_entry(void)

@@ -149,8 +149,8 @@ static cdnn_status_t restore_checked(const kernels_state_t *state, int32_t index
         free(values);
         return st;
     }
-    return kernel_context_launch(ctx, h, p->kernel_id, p->code, p->code_size, p->symbol,
-                                 values, count);
+    const code_object_t object = {p->kernel_id, p->target, p->symbol, p->code, p->code_size};
+    return kernel_context_launch(ctx, device, h, &object, values, count);
 }
 
 cdnn_status_t kernel_context_restore(const kernels_state_t *state, int32_t engine_index,

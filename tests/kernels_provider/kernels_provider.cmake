@@ -50,3 +50,25 @@ foreach(pair "kernels_load_checks:test_every_load_check_refuses_alone*"
   add_test(NAME ${name} COMMAND test_kernels_provider)
   set_tests_properties(${name} PROPERTIES ENVIRONMENT CDNN_TEST_FILTER=${filter})
 endforeach()
+
+# On a GPU (scripts/gpu-check.sh): packs of the project's CUDA code objects
+# run through cdnn on cuda:0; a skip (exit 77) without a device, as on CI.
+# Registered where nvcc built the code objects.
+get_property(kp_cuda_kernel_dir GLOBAL PROPERTY CDNN_CUDA_KERNEL_DIR)
+if(kp_cuda_kernel_dir)
+  add_executable(test_kernels_cuda
+    ${CMAKE_CURRENT_LIST_DIR}/test_kernels_cuda.c
+    ${CMAKE_CURRENT_LIST_DIR}/kp_util.c
+    ${CMAKE_CURRENT_LIST_DIR}/kp_forge.c)
+  target_link_libraries(test_kernels_cuda PRIVATE cdnn cdnn_sdk ${CMOCKA_LIBRARY}
+                        Threads::Threads m)
+  target_include_directories(test_kernels_cuda PRIVATE ${PROJECT_SOURCE_DIR}/tests
+                             ${PROJECT_SOURCE_DIR}/kernels/cuda)
+  target_compile_definitions(test_kernels_cuda PRIVATE
+    HOST_KERNEL_DIR="${CMAKE_BINARY_DIR}/kernels/host"
+    TEST_KERNEL_DIR="${KP_TEST_KERNEL_DIR}"
+    PROVIDER_DIR="${CDNN_OUT_PROVIDERS}")
+  add_dependencies(test_kernels_cuda cdnn_provider_kernels cdnn_provider_cpu cuda_kernels)
+  add_test(NAME kernels_cuda COMMAND test_kernels_cuda ${kp_cuda_kernel_dir})
+  set_tests_properties(kernels_cuda PROPERTIES SKIP_RETURN_CODE 77 LABELS cuda_kernels)
+endif()

@@ -1,0 +1,439 @@
+/*
+ * test_kernels_cuda.c -- the kernels provider on a GPU: packs made from the
+ * project's CUDA code objects (kernels/cuda, built by nvcc) run through
+ * cdnn on cuda:0.
+ *
+ *     test_kernels_cuda DIR      DIR: the .cubin and .ptx files
+ *
+ *   - every cuda matmul engine's default and candidates: build, run
+ *     against cpu:reference (f16, bf16, f32; batches, a transposed b, bias,
+ *     activations, residual), save, load on a fresh handle, run the same
+ *     bytes out, re-save byte for byte;
+ *   - a benchmarking plan chooses at its first execute, timed by CUDA
+ *     events, and saves after;
+ *   - the plan on a CPU handle is refused (DEVICE_MISMATCH), and a plan
+ *     re-sealed to hold a cubin of another architecture is refused by the
+ *     target check;
+ *   - rule 10 on the GPU: strict mode runs it while its code is installed.
+ * Exit 77 (skip) without a CUDA driver or device.  scripts/gpu-check.sh
+ * runs it on the GPU machine.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "test_filter.h"
+
+#include <cdnn/cdnn.h>
+#include <cdnn_sdk/cuda.h>
+#include <cdnn_sdk/kpack.h>
+#include <cdnn_sdk/numeric.h>
+#include <cdnn_sdk/sha256.h>
+
+#include <cuda_kernel.h>
+
+#include "kp_forge.h"
+#include "kp_util.h"
+
+#define OK(call)                                                                      \
+    do {                                                                              \
+        cdnn_status_t st_ = (call);                                                   \
+        if (st_ != CDNN_STATUS_SUCCESS)                                               \
+            fail_msg("%s: %s: %s", #call, cdnn_status_string(st_), cdnn_last_error());  \
+    } while (0)
+#define CU(call)                                                                      \
+    do {                                                                              \
+        if ((call) != SDK_CU_SUCCESS)                                                 \
+            fail_msg("%s failed", #call);                                             \
+    } while (0)
+
+#define MATMUL_ENGINE "kernels:matmul_cuda"
+#define CANDIDATE_KNOB "kernels.matmul_cuda.candidate"
+
+static const char *object_dir;
+static const sdk_cuda_t *cu;
+static sdk_cu_context context;
+static char pack_dir[300];
+
+/* ---- the pack ------------------------------------------------------------------------- */
+
+#define MAX_KERNELS 64
+static const char *const targets[] = {"sm_90a", "sm_80", "compute_80"};
+
+typedef struct cuda_kernel {
+    char id[96], symbol[96], dtype[8], tile_m[8], tile_n[8], threads[8], smem[16];
+    const char *target;
+    sdk_kpack_kv_t metadata[5];
+    kp_bytes_t *code;
+} cuda_kernel_t;
+
+static int add_kernel(cuda_kernel_t *k, int n, const char *dtype, int tm, int tn,
+                      int threads, unsigned smem, const char *target, kp_bytes_t *code)
+{
+    cuda_kernel_t *c = &k[n];
+    snprintf(c->id, sizeof c->id, "matmul_%s_%dx%d_%s", dtype, tm, tn, target);
+    snprintf(c->symbol, sizeof c->symbol, "cdnn_cuda_matmul_%s_%dx%d", dtype, tm, tn);
+    snprintf(c->dtype, sizeof c->dtype, "%s", dtype);
+    snprintf(c->tile_m, sizeof c->tile_m, "%d", tm);
+    snprintf(c->tile_n, sizeof c->tile_n, "%d", tn);
+    snprintf(c->threads, sizeof c->threads, "%d", threads);
+    snprintf(c->smem, sizeof c->smem, "%u", smem);
+    c->target = target;
+    c->code = code;
+    c->metadata[0] = (sdk_kpack_kv_t){"dtype", c->dtype};
+    c->metadata[1] = (sdk_kpack_kv_t){"smem", c->smem};
+    c->metadata[2] = (sdk_kpack_kv_t){"threads", c->threads};
+    c->metadata[3] = (sdk_kpack_kv_t){"tile_m", c->tile_m};
+    c->metadata[4] = (sdk_kpack_kv_t){"tile_n", c->tile_n};
+    return n + 1;
+}
+
+static kp_bytes_t read_object(const char *name, const char *target)
+{
+    char path[512];
+    int ptx = strncmp(target, "compute_", 8) == 0;
+    snprintf(path, sizeof path, "%s/%s.%s.%s", object_dir, name, target, ptx ? "ptx" : "cubin");
+    return kp_read_file(path);
+}
+
+/* Every matmul kernel in every target, the tensor-core ones then f32. */
+static int list_kernels(cuda_kernel_t *k, kp_bytes_t tc[3], kp_bytes_t f32[3])
+{
+    int n = 0;
+    for (int t = 0; t < 3; t++) {
+        tc[t] = read_object("matmul_tc", targets[t]);
+        f32[t] = read_object("matmul_f32", targets[t]);
+#define TC(tm, tn, wm, wn, stages)                                                       \
+    n = add_kernel(k, n, "f16", tm, tn, 32 * (wm) * (wn),                              \
+                   CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages), targets[t], &tc[t]);      \
+    n = add_kernel(k, n, "bf16", tm, tn, 32 * (wm) * (wn),                             \
+                   CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages), targets[t], &tc[t]);
+        CDNN_CUDA_MATMUL_TC_CONFIGS(TC)
+#undef TC
+#define F32(tm, tn, rows, cols)                                                          \
+    n = add_kernel(k, n, "f32", tm, tn, ((tm) / (rows)) * ((tn) / (cols)), 0, targets[t], \
+                   &f32[t]);
+        CDNN_CUDA_MATMUL_F32_CONFIGS(F32)
+#undef F32
+    }
+    return n;
+}
+
+static void write_cuda_pack(const char *path)
+{
+    static cuda_kernel_t k[MAX_KERNELS];
+    kp_bytes_t tc[3], f32[3];
+    sdk_kpack_spec_kernel_t kernels[MAX_KERNELS];
+    const char *ids[MAX_KERNELS];
+    char why[512];
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    int n = list_kernels(k, tc, f32);
+    for (int i = 0; i < n; i++) {
+        kernels[i] = (sdk_kpack_spec_kernel_t){k[i].id, k[i].symbol, k[i].target,
+                                               "cuda-matmul-v1", k[i].code->data,
+                                               k[i].code->size, 5, k[i].metadata};
+        ids[i] = k[i].id;
+    }
+    sdk_kpack_spec_engine_t engine = {
+        MATMUL_ENGINE, 50, "matmul_epilogue",
+        "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"],\"epilogue\":[\"add\",\"bias\",\"gelu\","
+        "\"gelu_tanh\",\"relu\",\"silu\",\"tanh\"]}",
+        "cuda_matmul", 1, 0, NULL, n, ids};
+    sdk_kpack_spec_t spec = {"cdnn-cuda-test", "0.1.0", "cuda", n, kernels, 1, &engine};
+    if (sdk_kpack_write(&spec, &bytes, &size, why, sizeof why) != CDNN_STATUS_SUCCESS)
+        fail_msg("cannot write the cuda pack: %s", why);
+    kp_write_file(path, bytes, size);
+    free(bytes);
+    for (int t = 0; t < 3; t++) {
+        kp_bytes_free(&tc[t]);
+        kp_bytes_free(&f32[t]);
+    }
+}
+
+/* ---- runs on the device --------------------------------------------------------------- */
+
+/* Host inputs as kp_run_prepare fills them, run on cuda:0's buffers; the
+ * outputs come back into the run. */
+static cdnn_status_t run_on_device(cdnn_graph_t *g, cdnn_handle_t *h, kp_run_t *r)
+{
+    int64_t uids[KP_MAX_IO];
+    void *device[KP_MAX_IO];
+    sdk_cu_deviceptr ptr[KP_MAX_IO], workspace = 0;
+    size_t workspace_size = 0;
+    OK(cdnn_graph_workspace_size(g, &workspace_size));
+    CU(cu->ctx_set_current(context));
+    for (int32_t i = 0; i < r->count; i++) {
+        CU(cu->mem_alloc(&ptr[i], r->io[i].span_bytes + 64));
+        CU(cu->memcpy_htod(ptr[i], r->ptrs[i], r->io[i].span_bytes));
+        device[i] = (void *)(uintptr_t)ptr[i];
+        uids[i] = r->io[i].uid;
+    }
+    if (workspace_size)
+        CU(cu->mem_alloc(&workspace, workspace_size));
+    cdnn_status_t st = cdnn_graph_execute(g, h, r->count, uids, device,
+                                          (void *)(uintptr_t)workspace);
+    CU(cu->stream_synchronize(NULL));
+    for (int32_t i = 0; i < r->count; i++) {
+        if (st == CDNN_STATUS_SUCCESS && r->io[i].is_output)
+            CU(cu->memcpy_dtoh(r->ptrs[i], ptr[i], r->io[i].span_bytes));
+        cu->mem_free(ptr[i]);
+    }
+    if (workspace)
+        cu->mem_free(workspace);
+    return st;
+}
+
+static cdnn_handle_t *cuda_handle(void)
+{
+    cdnn_handle_t *h = NULL;
+    OK(cdnn_handle_create(&h, "cuda:0"));
+    return h;
+}
+
+static kp_run_t device_run(cdnn_graph_t *g, cdnn_handle_t *h)
+{
+    kp_run_t r = kp_run_prepare(g);
+    OK(run_on_device(g, h, &r));
+    return r;
+}
+
+static kp_run_t reference(const kp_matmul_t *m)
+{
+    cdnn_handle_t *cpu = kp_cpu_handle();
+    cdnn_graph_t *g = kp_matmul_graph(m);
+    kp_build_pinned(g, cpu, "cpu:reference", NULL, 0);
+    kp_run_t r = kp_run_graph(g, cpu);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(cpu);
+    return r;
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static const kp_matmul_t cases[] = {
+    {0, {0, 0}, 96, 80, 64, CDNN_DATA_TYPE_F16, .bias = 1, .act = CDNN_PW_GELU_FWD},
+    {1, {3, 0}, 130, 72, 200, CDNN_DATA_TYPE_BF16, .b_transposed = 1, .bias = 1,
+     .act = CDNN_PW_RELU_FWD, .residual = 1},
+    {2, {2, 2}, 33, 17, 40, CDNN_DATA_TYPE_F32, .b_shared = 1, .act = CDNN_PW_SWISH_FWD},
+    {0, {0, 0}, 256, 512, 128, CDNN_DATA_TYPE_F16, .a_pad = 8, .residual = 1,
+     .act = CDNN_PW_TANH_FWD},
+};
+
+/* Built, run against the reference, saved, loaded on a fresh handle, run to
+ * the same bytes, re-saved byte for byte. */
+static void round_trip(const kp_matmul_t *m, int64_t candidate)
+{
+    cdnn_graph_t *g = kp_matmul_graph(m), *loaded = NULL;
+    cdnn_handle_t *h = cuda_handle();
+    kp_build_pinned(g, h, MATMUL_ENGINE, candidate ? CANDIDATE_KNOB : NULL, candidate);
+    kp_run_t built = device_run(g, h), want = reference(m);
+    kp_assert_close_outputs(&built, &want, kp_matmul_label(m));
+    kp_bytes_t plan = kp_save(g, CDNN_SAVE_PLAN);
+    cdnn_handle_t *fresh = cuda_handle();
+    OK(cdnn_plan_load(&loaded, fresh, plan.data, plan.size));
+    kp_run_t again = device_run(loaded, fresh);
+    kp_assert_same_outputs(&again, &built);
+    kp_bytes_t resaved = kp_save(loaded, CDNN_SAVE_PLAN);
+    assert_int_equal(resaved.size, plan.size);
+    assert_memory_equal(resaved.data, plan.data, plan.size);
+    kp_bytes_free(&resaved);
+    kp_bytes_free(&plan);
+    kp_run_free(&again);
+    kp_run_free(&built);
+    kp_run_free(&want);
+    cdnn_graph_destroy(loaded);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(fresh);
+    cdnn_handle_destroy(h);
+}
+
+static void test_cuda_round_trips(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        round_trip(&cases[i], 0);
+}
+
+/* Every candidate that applies on this device, by the candidate knob. */
+static void test_cuda_every_candidate(void **state)
+{
+    (void)state;
+    int ran = 0;
+    for (int64_t c = 1; c <= MAX_KERNELS; c++)
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            cdnn_graph_t *probe = kp_matmul_graph(&cases[i]);
+            cdnn_handle_t *h = cuda_handle();
+            cdnn_build_options_t *opts = NULL;
+            OK(cdnn_build_options_create(&opts));
+            OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(MATMUL_ENGINE)));
+            cdnn_status_t st = cdnn_build_options_set_knob(opts, CANDIDATE_KNOB, c);
+            if (st == CDNN_STATUS_SUCCESS)
+                st = cdnn_graph_build(probe, h, opts);
+            cdnn_build_options_destroy(opts);
+            cdnn_graph_destroy(probe);
+            cdnn_handle_destroy(h);
+            if (st != CDNN_STATUS_SUCCESS) /* another dtype, or an arch this GPU lacks */
+                continue;
+            round_trip(&cases[i], c);
+            ran++;
+        }
+    printf("%d candidate runs on this device\n", ran);
+    assert_true(ran >= 6);
+}
+
+static void test_cuda_benchmarking_chooses_by_device_clock(void **state)
+{
+    (void)state;
+    cdnn_candidate_result_t results[MAX_KERNELS];
+    int32_t count = 0, chosen = -1;
+    cdnn_graph_t *g = kp_matmul_graph(&cases[3]), *loaded = NULL;
+    cdnn_handle_t *h = cuda_handle();
+    kp_build_pinned(g, h, MATMUL_ENGINE, "global.benchmarking", 1);
+    kp_run_t first = device_run(g, h), want = reference(&cases[3]);
+    kp_assert_close_outputs(&first, &want, "benchmarked");
+    OK(cdnn_graph_candidates(g, results, MAX_KERNELS, &count, &chosen));
+    assert_int_equal(chosen, 0);
+    assert_true(count >= 2);
+    for (int32_t i = 0; i < count; i++) {
+        printf("  %-58s %9.2f us\n", results[i].name, results[i].median_us);
+        assert_true(results[i].median_us > 0);
+    }
+    kp_bytes_t plan = kp_save(g, CDNN_SAVE_PLAN);
+    OK(cdnn_plan_load(&loaded, h, plan.data, plan.size));
+    kp_run_t again = device_run(loaded, h);
+    kp_assert_close_outputs(&again, &want, "benchmarked, loaded");
+    kp_run_free(&again);
+    kp_run_free(&first);
+    kp_run_free(&want);
+    kp_bytes_free(&plan);
+    cdnn_graph_destroy(loaded);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+}
+
+static kp_bytes_t built_plan(const kp_matmul_t *m)
+{
+    cdnn_graph_t *g = kp_matmul_graph(m);
+    cdnn_handle_t *h = cuda_handle();
+    kp_build_pinned(g, h, MATMUL_ENGINE, NULL, 0);
+    kp_bytes_t plan = kp_save(g, CDNN_SAVE_PLAN);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+    return plan;
+}
+
+/* A CUDA plan on a CPU handle, and one re-sealed to hold the code of an
+ * architecture this device lacks, are refused, each clearly. */
+static void test_cuda_plan_elsewhere_refused(void **state)
+{
+    (void)state;
+    int arch = 0, minor = 0;
+    sdk_cu_device dev;
+    cdnn_graph_t *g = NULL;
+    kp_bytes_t plan = built_plan(&cases[0]);
+    cdnn_handle_t *cpu = kp_cpu_handle();
+    assert_int_equal(cdnn_plan_load(&g, cpu, plan.data, plan.size),
+                     CDNN_STATUS_DEVICE_MISMATCH);
+    cdnn_handle_destroy(cpu);
+
+    CU(cu->device_get(&dev, 0));
+    CU(cu->device_get_attribute(&arch, SDK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    CU(cu->device_get_attribute(&minor, SDK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+    const char *other = arch * 10 + minor == 90 ? "sm_80" : "sm_90a";
+    kp_payload_t p = kp_payload_of_plan(plan);
+    kp_bytes_free(&p.code);
+    p.code = read_object("matmul_tc", other);
+    assert_int_equal(sdk_sha256(p.code.data, p.code.size, p.kernel_sha256), 0);
+    kp_payload_set(&p.target, other);
+    kp_bytes_t payload = kp_payload_bytes(&p);
+    kp_bytes_t forged = kp_plan_with_payload(plan, payload);
+    cdnn_handle_t *h = cuda_handle();
+    assert_int_equal(cdnn_plan_load(&g, h, forged.data, forged.size),
+                     CDNN_STATUS_NOT_SUPPORTED);
+    printf("  refused: %s\n", cdnn_last_error());
+    assert_non_null(strstr(cdnn_last_error(), "cannot run"));
+    cdnn_handle_destroy(h);
+    kp_bytes_free(&forged);
+    kp_bytes_free(&payload);
+    kp_payload_free(&p);
+    kp_bytes_free(&plan);
+}
+
+static void test_cuda_strict_mode_runs_installed_code(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = NULL;
+    kp_bytes_t plan = built_plan(&cases[0]);
+    setenv("CDNN_TRUSTED_CODE", "pack", 1);
+    cdnn_handle_t *h = cuda_handle();
+    OK(cdnn_plan_load(&g, h, plan.data, plan.size));
+    kp_run_t r = device_run(g, h);
+    kp_run_free(&r);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+    unsetenv("CDNN_TRUSTED_CODE");
+    kp_bytes_free(&plan);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(pack_dir, sizeof pack_dir, "%s/cuda", kp_temp_dir());
+    if (mkdir(pack_dir, 0700) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/cuda.kpack", pack_dir);
+    write_cuda_pack(path);
+    setenv("CDNN_KERNEL_PATH", pack_dir, 1);
+    setenv("CDNN_DISABLE_CACHE", "1", 1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    kp_cleanup();
+    return 0;
+}
+
+/* A device to run on, or the reason there is none. */
+static int open_device(void)
+{
+    const char *why = NULL;
+    int count = 0;
+    sdk_cu_device dev;
+    cu = sdk_cuda(&why);
+    if (!cu || cu->device_get_count(&count) != SDK_CU_SUCCESS || count < 1) {
+        printf("SKIP: no CUDA device: %s\n", why ? why : "the driver sees none");
+        return 0;
+    }
+    return cu->device_get(&dev, 0) == SDK_CU_SUCCESS &&
+           cu->primary_ctx_retain(&context, dev) == SDK_CU_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR (the CUDA code objects)\n", argv[0]);
+        return 2;
+    }
+    object_dir = argv[1];
+    if (!open_device())
+        return 77;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cuda_round_trips),
+        cmocka_unit_test(test_cuda_every_candidate),
+        cmocka_unit_test(test_cuda_benchmarking_chooses_by_device_clock),
+        cmocka_unit_test(test_cuda_plan_elsewhere_refused),
+        cmocka_unit_test(test_cuda_strict_mode_runs_installed_code),
+    };
+    test_filter_from_environment();
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
