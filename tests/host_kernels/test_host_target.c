@@ -169,7 +169,8 @@ static void check_elf(const char *path, const char *entry)
 static void test_objects_are_hermetic(void **state)
 {
     (void)state;
-#if HOST_KERNEL_HERMETIC
+    if (!HOST_KERNEL_HERMETIC)
+        skip(); /* sanitized objects import their runtime */
     char list[4096];
     snprintf(list, sizeof list, "%s", hk_object_list());
     int checked = 0;
@@ -184,9 +185,6 @@ static void test_objects_are_hermetic(void **state)
     }
     assert_true(checked > 0);
     printf("%d objects: no DT_NEEDED, no import, one export each\n", checked);
-#else
-    skip();
-#endif
 }
 
 int main(void)
