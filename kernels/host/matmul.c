@@ -11,11 +11,13 @@
  * a block of A as panels of HK_MR rows, p-major; a block of B as panels of
  * NR columns, p-major; both widened to f32 and zero-padded to whole
  * panels, so the micro-kernel has one shape and no bounds, and strides and
- * types are the packers' business alone.  K is not blocked: the panels
- * span all of K so that a tile's sum is finished in registers and the
- * epilogue (bias, activation, residual, rounding to C's type) runs on it
- * before C is written, once.  Block sizes keep a block of A in L2 and a
- * block of B in L2/L3 for the K given.
+ * types are the packers' business alone.  The panels span all of K; the
+ * micro-kernel walks them KC steps at a time, so that the B micro-panel it
+ * reuses across a block of A stays in L1, and keeps the partial sums of
+ * all but the last step in an f32 buffer of the block's tiles.  The last
+ * step finishes a tile in registers, and the epilogue (bias, activation,
+ * residual, rounding to C's type) runs on it before C is written, once.
+ * Block sizes keep a block of A in L2 and a block of B in L2/L3.
  *
  * Threads: the work is cut into units (a batch, a range of rows, a range
  * of columns); each task packs its own blocks in its own workspace slice.
@@ -34,6 +36,15 @@
  * wider blocks. */
 #define A_BLOCK_BYTES (256 * 1024)
 #define B_BLOCK_BYTES (1024 * 1024)
+/* Steps of K per micro-kernel call: a B micro-panel of half the L1 of the
+ * smallest CPUs of the level (32 KiB; AVX-512 ones have 48), leaving room
+ * for A's. */
+#if HK_VL == 16
+#define KC_BYTES 24576
+#else
+#define KC_BYTES 16384
+#endif
+#define KC (hk_max(KC_BYTES / (4 * NR) / 8 * 8, 32))
 /* Below this many multiply-adds a second thread costs more than it saves. */
 #define MIN_PARALLEL_MACS (64.0 * 64.0 * 64.0)
 
@@ -43,7 +54,9 @@ typedef struct mm_plan {
     int64_t piece_m, piece_n;    /* rows, columns per piece */
     int64_t units, tasks;
     int64_t mc, nc;              /* rows of A, columns of B per block */
+    int64_t kc;                  /* steps of K per micro-kernel call */
     size_t a_floats, b_floats;   /* per task */
+    size_t acc_floats;           /* partial sums of a block, when K > kc */
     size_t task_bytes;
 } mm_plan_t;
 
@@ -117,9 +130,12 @@ static void plan_matmul(const cdnn_host_matmul_args_t *a, mm_plan_t *p)
     p->mc = hk_min(hk_max(A_BLOCK_BYTES / (4 * k) / HK_MR * HK_MR, HK_MR),
                    p->piece_m);
     p->nc = hk_min(hk_max(B_BLOCK_BYTES / (4 * k) / NR * NR, NR), p->piece_n);
+    p->kc = KC;
     p->a_floats = (size_t)(p->mc * a->k);
     p->b_floats = (size_t)(p->nc * a->k);
-    p->task_bytes = (p->a_floats + p->b_floats) * sizeof(float) + 2 * HK_ALIGN;
+    p->acc_floats = a->k > p->kc ? (size_t)(p->mc * p->nc) : 0;
+    p->task_bytes = (p->a_floats + p->b_floats + p->acc_floats) * sizeof(float) +
+                    3 * HK_ALIGN;
 }
 
 static size_t workspace_needed(const mm_plan_t *p)
@@ -212,15 +228,17 @@ static void pack_b_block(const cdnn_host_matmul_args_t *a, int64_t offset,
  * The micro-kernel: tile = A panel . B panel, over all of K
  * ------------------------------------------------------------------------ */
 
+/* tile = init (or 0) + A panel . B panel over k steps; init may be tile. */
 static void micro_kernel(int64_t k, const float *restrict a,
-                         const float *restrict b, float *restrict tile)
+                         const float *restrict b, const float *init,
+                         float *tile)
 {
     vf acc[HK_MR][HK_NV];
 #pragma GCC unroll 16
     for (int i = 0; i < HK_MR; i++)
 #pragma GCC unroll 8
         for (int v = 0; v < HK_NV; v++)
-            acc[i][v] = vzero();
+            acc[i][v] = init ? vload(init + i * NR + v * HK_VL) : vzero();
     for (int64_t p = 0; p < k; p++) {
         vf bv[HK_NV];
 #pragma GCC unroll 8
@@ -326,24 +344,39 @@ static void finish_tile(const cdnn_host_matmul_args_t *a, const mm_unit_t *u,
  * Driver
  * ------------------------------------------------------------------------ */
 
-/* One block of C: rows [i0, i0 + rows) of the packed A block against the
- * packed B block's columns [j0, j0 + cols). */
-static void multiply_block(const cdnn_host_matmul_args_t *a,
-                           const mm_unit_t *u, const float *a_pack,
-                           const float *b_pack, int64_t i0, int64_t rows,
-                           int64_t j0, int64_t cols)
+/* A block of C: rows [i0, i0 + rows) of the packed A block against the
+ * packed B block's columns [j0, j0 + cols), K in steps of plan.kc; the
+ * partial sums of a step that is not the last wait in acc, tile by tile. */
+static void multiply_block(const mm_job_t *job, const mm_unit_t *u,
+                           const float *a_pack, const float *b_pack,
+                           float *acc, int64_t i0, int64_t rows, int64_t j0,
+                           int64_t cols)
 {
+    const cdnn_host_matmul_args_t *a = job->args;
+    int64_t k = a->k, kc = job->plan.kc, tiles_m = hk_ceil_div(rows, HK_MR);
+    int64_t steps = hk_max(hk_ceil_div(k, kc), 1); /* k = 0: one, empty */
     float tile[HK_MR * NR] __attribute__((aligned(HK_ALIGN)));
-    for (int64_t j = 0; j < cols; j += NR)
-        for (int64_t i = 0; i < rows; i += HK_MR) {
-            micro_kernel(a->k, a_pack + i * a->k, b_pack + j * a->k, tile);
-            finish_tile(a, u, tile, i0 + i, j0 + j, hk_min(HK_MR, rows - i),
-                        hk_min(NR, cols - j));
-        }
+    for (int64_t s = 0; s < steps; s++) {
+        int64_t p0 = s * kc, depth = hk_min(kc, k - p0);
+        for (int64_t j = 0; j < cols; j += NR)
+            for (int64_t i = 0; i < rows; i += HK_MR) {
+                const float *ap = a_pack + i * k + p0 * HK_MR;
+                const float *bp = b_pack + j * k + p0 * NR;
+                float *partial = acc + (j / NR * tiles_m + i / HK_MR) * HK_MR * NR;
+                const float *init = s > 0 ? partial : NULL;
+                if (s + 1 < steps) {
+                    micro_kernel(depth, ap, bp, init, partial);
+                    continue;
+                }
+                micro_kernel(depth, ap, bp, init, tile);
+                finish_tile(a, u, tile, i0 + i, j0 + j,
+                            hk_min(HK_MR, rows - i), hk_min(NR, cols - j));
+            }
+    }
 }
 
 static void multiply_unit(const mm_job_t *job, const mm_unit_t *u,
-                          float *a_pack, float *b_pack)
+                          float *a_pack, float *b_pack, float *acc)
 {
     const cdnn_host_matmul_args_t *a = job->args;
     int32_t br = a->batch_rank;
@@ -353,7 +386,7 @@ static void multiply_unit(const mm_job_t *job, const mm_unit_t *u,
         for (int64_t i0 = u->m0; i0 < u->m1; i0 += job->plan.mc) {
             int64_t rows = hk_min(job->plan.mc, u->m1 - i0);
             pack_a_block(a, u->a + i0 * a->a.strides[br], rows, a_pack);
-            multiply_block(a, u, a_pack, b_pack, i0, rows, j0, cols);
+            multiply_block(job, u, a_pack, b_pack, acc, i0, rows, j0, cols);
         }
     }
 }
@@ -385,11 +418,12 @@ static void run_task(void *arg, int64_t task)
     char *slice = job->workspace + (size_t)task * p->task_bytes;
     float *a_pack = hk_align_up(slice);
     float *b_pack = hk_align_up(a_pack + p->a_floats);
+    float *acc = hk_align_up(b_pack + p->b_floats);
     int64_t first = task * p->units / p->tasks;
     int64_t last = (task + 1) * p->units / p->tasks;
     for (int64_t i = first; i < last; i++) {
         mm_unit_t u = unit_at(job, i);
-        multiply_unit(job, &u, a_pack, b_pack);
+        multiply_unit(job, &u, a_pack, b_pack, acc);
     }
 }
 
