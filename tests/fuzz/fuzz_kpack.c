@@ -141,22 +141,19 @@ static void same_pack(const sdk_kpack_t *a, const sdk_kpack_t *b)
         same_engine(sdk_kpack_engine(a, i), sdk_kpack_engine(b, i));
 }
 
-/* The spec of an opened pack whose code objects all matched. */
-static void rewrite(const sdk_kpack_t *pack)
+/* The spec of an opened pack whose code objects all matched, in arrays
+ * with room for it (ids: SDK_KPACK_MAX_ENTRIES per engine). */
+static sdk_kpack_spec_t spec_of(const sdk_kpack_t *pack, sdk_kpack_spec_kernel_t *kernels,
+                                sdk_kpack_spec_engine_t *engines, const char **ids)
 {
     int32_t nk = sdk_kpack_kernel_count(pack), ne = sdk_kpack_engine_count(pack);
-    sdk_kpack_spec_kernel_t *kernels = calloc((size_t)nk + 1, sizeof *kernels);
-    sdk_kpack_spec_engine_t *engines = calloc((size_t)ne + 1, sizeof *engines);
-    const char **ids = calloc((size_t)ne * SDK_KPACK_MAX_ENTRIES + 1, sizeof *ids);
-    if (!kernels || !engines || !ids)
-        fuzz_die("out of memory in the harness");
     for (int32_t i = 0; i < nk; i++) {
         const sdk_kpack_kernel_t *k = sdk_kpack_kernel(pack, i);
         const uint8_t *code = NULL;
-        sdk_kpack_code(pack, k, &code, &kernels[i].code_size, NULL, 0);
+        size_t size = 0;
+        sdk_kpack_code(pack, k, &code, &size, NULL, 0);
         kernels[i] = (sdk_kpack_spec_kernel_t){k->id, k->symbol, k->target, k->signature,
-                                               code, kernels[i].code_size,
-                                               k->metadata_count, k->metadata};
+                                               code, size, k->metadata_count, k->metadata};
     }
     for (int32_t i = 0; i < ne; i++) {
         const sdk_kpack_engine_t *e = sdk_kpack_engine(pack, i);
@@ -169,8 +166,20 @@ static void rewrite(const sdk_kpack_t *pack)
                                                e->candidate_count, mine};
     }
     const sdk_kpack_info_t *info = sdk_kpack_info(pack);
-    sdk_kpack_spec_t spec = {info->name, info->version, info->target_family, nk, kernels,
-                             ne, engines};
+    return (sdk_kpack_spec_t){info->name, info->version, info->target_family, nk, kernels,
+                              ne, engines};
+}
+
+/* The oracle: what was read, written again, opens to the same content. */
+static void rewrite(const sdk_kpack_t *pack)
+{
+    size_t nk = (size_t)sdk_kpack_kernel_count(pack), ne = (size_t)sdk_kpack_engine_count(pack);
+    sdk_kpack_spec_kernel_t *kernels = calloc(nk + 1, sizeof *kernels);
+    sdk_kpack_spec_engine_t *engines = calloc(ne + 1, sizeof *engines);
+    const char **ids = calloc(ne * SDK_KPACK_MAX_ENTRIES + 1, sizeof *ids);
+    if (!kernels || !engines || !ids)
+        fuzz_die("out of memory in the harness");
+    sdk_kpack_spec_t spec = spec_of(pack, kernels, engines, ids);
     uint8_t *bytes = NULL;
     size_t n = 0;
     char why[1024];
