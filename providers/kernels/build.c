@@ -137,6 +137,22 @@ static cdnn_status_t check_device_kind(const kernel_engine_t *engine,
     return CDNN_STATUS_SUCCESS;
 }
 
+/* SUCCESS if a candidate applies; else why the first one does not. */
+static cdnn_status_t some_candidate_applies(const kernel_engine_t *engine,
+                                            const cdnn_device_view_t *device,
+                                            const cdnn_graph_view_t *g)
+{
+    char first[512] = "";
+    for (int32_t i = 0; i < engine->entry->candidate_count; i++) {
+        if (candidate_applies(engine, i, device, g, NULL, NULL) == CDNN_STATUS_SUCCESS)
+            return CDNN_STATUS_SUCCESS;
+        if (!first[0])
+            snprintf(first, sizeof first, "%s", sdk_last_error(NULL));
+    }
+    return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "no candidate kernel runs this graph here; "
+                    "the first says: %s", first);
+}
+
 cdnn_status_t kernel_engine_applicable(const kernel_engine_t *engine,
                                        const cdnn_device_view_t *device,
                                        const cdnn_graph_view_t *g)
@@ -144,10 +160,7 @@ cdnn_status_t kernel_engine_applicable(const kernel_engine_t *engine,
     cdnn_status_t st = check_device_kind(engine, device);
     if (st == CDNN_STATUS_SUCCESS)
         st = engine->match->applies(&engine->constraints, g);
-    if (st == CDNN_STATUS_SUCCESS && applying_candidate(engine, device, g, 0) < 0)
-        st = sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "no candidate kernel of %s runs this "
-                      "graph here", engine->entry->name);
-    return st;
+    return st == CDNN_STATUS_SUCCESS ? some_candidate_applies(engine, device, g) : st;
 }
 
 int32_t kernel_engine_variant_count(const kernel_engine_t *engine,

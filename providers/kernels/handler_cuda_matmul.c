@@ -191,18 +191,10 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
 
 /* ---- launching ----------------------------------------------------------------------------- */
 
-static void *device_pointer(const cdnn_exec_args_t *args, int64_t uid)
-{
-    for (int32_t i = 0; i < args->count; i++)
-        if (args->uids[i] == uid)
-            return args->ptrs[i];
-    return NULL;
-}
-
 static cdnn_status_t operand(const int64_t *v, const cdnn_exec_args_t *args, const void **ptr,
                              int64_t *strides, int32_t *type)
 {
-    *ptr = device_pointer(args, v[O_UID]);
+    *ptr = launch_pointer(args, v[O_UID]);
     *type = (int32_t)v[O_TYPE];
     strides[0] = v[O_BATCH_STRIDE];
     strides[1] = v[O_ROW_STRIDE];
@@ -234,7 +226,7 @@ static cdnn_status_t params_of(const int64_t *v, const cdnn_exec_args_t *args,
     p->res_batch_stride = s[0], p->res_row_stride = s[1], p->res_col_stride = s[2];
     p->bias_type = p->c_type;
     if (st == CDNN_STATUS_SUCCESS && v[V_BIAS_PRESENT]) {
-        p->bias = device_pointer(args, v[V_BIAS_UID]);
+        p->bias = launch_pointer(args, v[V_BIAS_UID]);
         p->bias_type = (int32_t)v[V_BIAS_TYPE];
         p->bias_stride = v[V_BIAS_STRIDE];
         if (!p->bias)
@@ -265,13 +257,6 @@ static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
                                              "cuLaunchKernel");
 }
 
-static cdnn_status_t no_workspace(const launch_t *l, size_t *bytes)
-{
-    (void)l;
-    *bytes = 0;
-    return CDNN_STATUS_SUCCESS;
-}
-
 static uint32_t shared_bytes(const int64_t *values)
 {
     return (uint32_t)values[V_SMEM];
@@ -284,6 +269,6 @@ const dispatch_handler_t cuda_matmul_handler_v1 = {
     .kind = KERNEL_KIND_CUDA,
     .derive = derive,
     .shared_bytes = shared_bytes,
-    .workspace = no_workspace,
+    .workspace = launch_no_workspace,
     .run = run,
 };

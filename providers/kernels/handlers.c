@@ -12,6 +12,8 @@ static const dispatch_handler_t *const handlers[] = {
     &host_pointwise_handler_v1,
     &host_norm_handler_v1,
     &cuda_matmul_handler_v1,
+    &cuda_pointwise_handler_v1,
+    &cuda_norm_handler_v1,
 };
 #define HANDLER_COUNT (sizeof handlers / sizeof *handlers)
 
@@ -51,5 +53,20 @@ cdnn_status_t kernel_metadata_int(const sdk_kpack_kv_t *metadata, int32_t count,
                         "an integer in [%lld, %lld]", key, text ? "\"" : "missing",
                         text ? text : "", text ? "\"" : "", (long long)min, (long long)max);
     *value = v;
+    return CDNN_STATUS_SUCCESS;
+}
+
+void *launch_pointer(const cdnn_exec_args_t *args, int64_t uid)
+{
+    for (int32_t i = 0; i < args->count; i++)
+        if (args->uids[i] == uid)
+            return args->ptrs[i];
+    return NULL;
+}
+
+cdnn_status_t launch_no_workspace(const launch_t *launch, size_t *bytes)
+{
+    (void)launch;
+    *bytes = 0;
     return CDNN_STATUS_SUCCESS;
 }

@@ -63,6 +63,12 @@ typedef struct dispatch_handler {
     cdnn_status_t (*run)(const launch_t *launch, const cdnn_exec_args_t *args);
 } dispatch_handler_t;
 
+/** The variant pack's pointer for uid, or NULL. */
+void *launch_pointer(const cdnn_exec_args_t *args, int64_t uid);
+
+/** The workspace call of a handler whose kernels need none. */
+cdnn_status_t launch_no_workspace(const launch_t *launch, size_t *bytes);
+
 /** The value of a kernel's metadata key, or NULL. */
 const char *kernel_metadata(const sdk_kpack_kv_t *metadata, int32_t count, const char *key);
 
@@ -83,5 +89,7 @@ extern const dispatch_handler_t host_matmul_handler_v1;
 extern const dispatch_handler_t host_pointwise_handler_v1;
 extern const dispatch_handler_t host_norm_handler_v1;
 extern const dispatch_handler_t cuda_matmul_handler_v1;
+extern const dispatch_handler_t cuda_pointwise_handler_v1;
+extern const dispatch_handler_t cuda_norm_handler_v1;
 
 #endif

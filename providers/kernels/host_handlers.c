@@ -4,15 +4,6 @@
 
 #include <cdnn_sdk/error.h>
 
-/* The variant pack's pointer for uid, or NULL. */
-static void *exec_pointer(const cdnn_exec_args_t *args, int64_t uid)
-{
-    for (int32_t i = 0; i < args->count; i++)
-        if (args->uids[i] == uid)
-            return args->ptrs[i];
-    return NULL;
-}
-
 void host_tensor_put(int64_t *v, const cdnn_tensor_view_t *t, const int64_t *strides,
                      int32_t rank)
 {
@@ -28,7 +19,7 @@ cdnn_status_t host_tensor_get(const int64_t *v, const cdnn_exec_args_t *args,
     memset(t, 0, sizeof *t);
     if (!v[HOST_TENSOR_PRESENT])
         return CDNN_STATUS_SUCCESS;
-    t->data = args ? exec_pointer(args, v[HOST_TENSOR_UID]) : NULL;
+    t->data = args ? launch_pointer(args, v[HOST_TENSOR_UID]) : NULL;
     t->type = (int32_t)v[HOST_TENSOR_TYPE];
     memcpy(t->strides, v + HOST_TENSOR_STRIDES, sizeof t->strides);
     if (args && !t->data)

@@ -25,6 +25,7 @@ endforeach()
 add_executable(test_kernels_provider
   ${CMAKE_CURRENT_LIST_DIR}/test_kernels_provider.c
   ${CMAKE_CURRENT_LIST_DIR}/kp_util.c
+  ${CMAKE_CURRENT_LIST_DIR}/kp_graphs.c
   ${CMAKE_CURRENT_LIST_DIR}/kp_forge.c)
 target_link_libraries(test_kernels_provider PRIVATE cdnn cdnn_sdk ${CMOCKA_LIBRARY}
                       Threads::Threads m)
@@ -59,6 +60,7 @@ if(kp_cuda_kernel_dir)
   add_executable(test_kernels_cuda
     ${CMAKE_CURRENT_LIST_DIR}/test_kernels_cuda.c
     ${CMAKE_CURRENT_LIST_DIR}/kp_util.c
+    ${CMAKE_CURRENT_LIST_DIR}/kp_graphs.c
     ${CMAKE_CURRENT_LIST_DIR}/kp_forge.c)
   target_link_libraries(test_kernels_cuda PRIVATE cdnn cdnn_sdk ${CMOCKA_LIBRARY}
                         Threads::Threads m)

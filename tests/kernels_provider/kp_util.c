@@ -567,7 +567,7 @@ static int write_report(const char *path, const child_report_t *report, const kp
     if (!f)
         return 1;
     fwrite(report, sizeof *report, 1, f);
-    for (int32_t i = 0; r && i < r->count; i++) {
+    for (int32_t i = 0; i < r->count; i++) {
         fwrite(&r->io[i], sizeof r->io[i], 1, f);
         fwrite(r->ptrs[i], 1, r->io[i].span_bytes, f);
     }
@@ -587,23 +587,23 @@ int kp_child_main(int argc, char **argv)
     child_report_t report = {0};
     cdnn_graph_t *g = NULL;
     uint32_t contents = 0;
+    kp_run_t r = {0};
     if (argc != 4)
         return 2;
     kp_bytes_t in = kp_read_file(argv[2]);
     cdnn_handle_t *h = kp_cpu_handle();
     int container = cdnn_blob_contents(in.data, in.size, &contents) == CDNN_STATUS_SUCCESS &&
                     contents == (CDNN_BLOB_GRAPH | CDNN_BLOB_PLAN);
-    cdnn_status_t st = container ? cdnn_graph_load(&g, h, in.data, in.size)
-                                 : cdnn_plan_load(&g, h, in.data, in.size);
-    report.status = st;
-    if (st != CDNN_STATUS_SUCCESS) {
+    report.status = container ? cdnn_graph_load(&g, h, in.data, in.size)
+                              : cdnn_plan_load(&g, h, in.data, in.size);
+    if (report.status != CDNN_STATUS_SUCCESS) {
         snprintf(report.message, sizeof report.message, "%s", cdnn_last_error());
-        return write_report(argv[3], &report, NULL);
+    } else {
+        r = kp_run_graph(g, h);
+        report.count = r.count;
+        report.resaved_same = resaves_same(g, container ? CDNN_SAVE_GRAPH_AND_PLAN
+                                                        : CDNN_SAVE_PLAN, in);
     }
-    kp_run_t r = kp_run_graph(g, h);
-    report.count = r.count;
-    report.resaved_same = resaves_same(g, container ? CDNN_SAVE_GRAPH_AND_PLAN : CDNN_SAVE_PLAN,
-                                       in);
     int rc = write_report(argv[3], &report, &r);
     kp_run_free(&r);
     cdnn_graph_destroy(g);

@@ -39,6 +39,7 @@
 #include <cuda_kernel.h>
 
 #include "kp_forge.h"
+#include "kp_graphs.h"
 #include "kp_util.h"
 
 #define OK(call)                                                                      \
@@ -55,6 +56,8 @@
 
 #define MATMUL_ENGINE "kernels:matmul_cuda"
 #define CANDIDATE_KNOB "kernels.matmul_cuda.candidate"
+#define POINTWISE_ENGINE "kernels:pointwise_cuda"
+#define NORM_ENGINE "kernels:norm_cuda"
 
 static const char *object_dir;
 static const sdk_cuda_t *cu;
@@ -125,12 +128,47 @@ static int list_kernels(cuda_kernel_t *k, kp_bytes_t tc[3], kp_bytes_t f32[3])
     return n;
 }
 
+/* The pointwise kernel in every target: one configuration, three builds. */
+static void pointwise_kernels(sdk_kpack_spec_kernel_t *kernels, const char **ids,
+                              kp_bytes_t code[3])
+{
+    static char id[3][32];
+    for (int t = 0; t < 3; t++) {
+        code[t] = read_object("pointwise", targets[t]);
+        snprintf(id[t], sizeof id[t], "pointwise_%s", targets[t]);
+        kernels[t] = (sdk_kpack_spec_kernel_t){id[t], "cdnn_cuda_pointwise", targets[t],
+                                               "cuda-pointwise-v1", code[t].data,
+                                               code[t].size, 0, NULL};
+        ids[t] = id[t];
+    }
+}
+
+/* The norm kernels, a block and a warp per row, in every target. */
+static void norm_kernels(sdk_kpack_spec_kernel_t *kernels, const char **ids,
+                         kp_bytes_t code[3])
+{
+    static char id[6][32];
+    static const sdk_kpack_kv_t block[] = {{"rows_per_block", "1"}, {"threads", "256"}};
+    static const sdk_kpack_kv_t warp[] = {{"rows_per_block", "8"}, {"threads", "256"}};
+    for (int t = 0; t < 3; t++) {
+        code[t] = read_object("norm", targets[t]);
+        for (int w = 0; w < 2; w++) {
+            int i = 2 * t + w;
+            snprintf(id[i], sizeof id[i], "norm_%s_%s", w ? "warp" : "block", targets[t]);
+            kernels[i] = (sdk_kpack_spec_kernel_t){
+                id[i], w ? "cdnn_cuda_norm_warp" : "cdnn_cuda_norm_block", targets[t],
+                "cuda-norm-v1", code[t].data, code[t].size, 2, w ? warp : block};
+            ids[i] = id[i];
+        }
+    }
+}
+
 static void write_cuda_pack(const char *path)
 {
     static cuda_kernel_t k[MAX_KERNELS];
-    kp_bytes_t tc[3], f32[3];
-    sdk_kpack_spec_kernel_t kernels[MAX_KERNELS];
-    const char *ids[MAX_KERNELS];
+    kp_bytes_t tc[3], f32[3], pointwise[3], norm[3];
+    sdk_kpack_spec_kernel_t kernels[MAX_KERNELS + 9];
+    const char *ids[MAX_KERNELS + 9];
     char why[512];
     uint8_t *bytes = NULL;
     size_t size = 0;
@@ -141,12 +179,18 @@ static void write_cuda_pack(const char *path)
                                                k[i].code->size, 5, k[i].metadata};
         ids[i] = k[i].id;
     }
-    sdk_kpack_spec_engine_t engine = {
-        MATMUL_ENGINE, 50, "matmul_epilogue",
-        "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"],\"epilogue\":[\"add\",\"bias\",\"gelu\","
-        "\"gelu_tanh\",\"relu\",\"silu\",\"tanh\"]}",
-        "cuda_matmul", 1, 0, NULL, n, ids};
-    sdk_kpack_spec_t spec = {"cdnn-cuda-test", "0.1.0", "cuda", n, kernels, 1, &engine};
+    pointwise_kernels(kernels + n, ids + n, pointwise);
+    norm_kernels(kernels + n + 3, ids + n + 3, norm);
+    sdk_kpack_spec_engine_t engines[] = {
+        {MATMUL_ENGINE, 50, "matmul_epilogue",
+         "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"],\"epilogue\":[\"add\",\"bias\","
+         "\"gelu\",\"gelu_tanh\",\"relu\",\"silu\",\"tanh\"]}",
+         "cuda_matmul", 1, 0, NULL, n, ids},
+        {POINTWISE_ENGINE, 50, "pointwise_program", "{}", "cuda_pointwise", 1, 0, NULL, 3,
+         ids + n},
+        {NORM_ENGINE, 50, "norm", "{}", "cuda_norm", 1, 0, NULL, 6, ids + n + 3},
+    };
+    sdk_kpack_spec_t spec = {"cdnn-cuda-test", "0.1.0", "cuda", n + 9, kernels, 3, engines};
     if (sdk_kpack_write(&spec, &bytes, &size, why, sizeof why) != CDNN_STATUS_SUCCESS)
         fail_msg("cannot write the cuda pack: %s", why);
     kp_write_file(path, bytes, size);
@@ -154,6 +198,8 @@ static void write_cuda_pack(const char *path)
     for (int t = 0; t < 3; t++) {
         kp_bytes_free(&tc[t]);
         kp_bytes_free(&f32[t]);
+        kp_bytes_free(&pointwise[t]);
+        kp_bytes_free(&norm[t]);
     }
 }
 
@@ -204,15 +250,25 @@ static kp_run_t device_run(cdnn_graph_t *g, cdnn_handle_t *h)
     return r;
 }
 
-static kp_run_t reference(const kp_matmul_t *m)
+static kp_run_t reference_of(kp_make_graph_t make, const void *spec)
 {
     cdnn_handle_t *cpu = kp_cpu_handle();
-    cdnn_graph_t *g = kp_matmul_graph(m);
+    cdnn_graph_t *g = make(spec);
     kp_build_pinned(g, cpu, "cpu:reference", NULL, 0);
     kp_run_t r = kp_run_graph(g, cpu);
     cdnn_graph_destroy(g);
     cdnn_handle_destroy(cpu);
     return r;
+}
+
+static cdnn_graph_t *make_matmul(const void *spec)
+{
+    return kp_matmul_graph(spec);
+}
+
+static kp_run_t reference(const kp_matmul_t *m)
+{
+    return reference_of(make_matmul, m);
 }
 
 /* ---- tests ------------------------------------------------------------------------------ */
@@ -226,15 +282,16 @@ static const kp_matmul_t cases[] = {
      .act = CDNN_PW_TANH_FWD},
 };
 
-/* Built, run against the reference, saved, loaded on a fresh handle, run to
- * the same bytes, re-saved byte for byte. */
-static void round_trip(const kp_matmul_t *m, int64_t candidate)
+/* Built on engine, run against the reference, saved, loaded on a fresh
+ * handle, run to the same bytes, re-saved byte for byte. */
+static void round_trip_graph(kp_make_graph_t make, const void *spec, const char *label,
+                             const char *engine, const char *knob, int64_t candidate)
 {
-    cdnn_graph_t *g = kp_matmul_graph(m), *loaded = NULL;
+    cdnn_graph_t *g = make(spec), *loaded = NULL;
     cdnn_handle_t *h = cuda_handle();
-    kp_build_pinned(g, h, MATMUL_ENGINE, candidate ? CANDIDATE_KNOB : NULL, candidate);
-    kp_run_t built = device_run(g, h), want = reference(m);
-    kp_assert_close_outputs(&built, &want, kp_matmul_label(m));
+    kp_build_pinned(g, h, engine, candidate ? knob : NULL, candidate);
+    kp_run_t built = device_run(g, h), want = reference_of(make, spec);
+    kp_assert_close_outputs(&built, &want, label);
     kp_bytes_t plan = kp_save(g, CDNN_SAVE_PLAN);
     cdnn_handle_t *fresh = cuda_handle();
     OK(cdnn_plan_load(&loaded, fresh, plan.data, plan.size));
@@ -252,6 +309,54 @@ static void round_trip(const kp_matmul_t *m, int64_t candidate)
     cdnn_graph_destroy(g);
     cdnn_handle_destroy(fresh);
     cdnn_handle_destroy(h);
+}
+
+static void round_trip(const kp_matmul_t *m, int64_t candidate)
+{
+    round_trip_graph(make_matmul, m, kp_matmul_label(m), MATMUL_ENGINE, CANDIDATE_KNOB,
+                     candidate);
+}
+
+static void test_cuda_pointwise_round_trips(void **state)
+{
+    (void)state;
+    for (int i = 0; i < kp_pointwise_case_count; i++)
+        round_trip_graph(kp_pointwise_cases[i].make, NULL, kp_pointwise_cases[i].label,
+                         POINTWISE_ENGINE, NULL, 0);
+}
+
+/* Whether engine builds the graph on cuda:0 (else why not, printed). */
+static int builds(kp_make_graph_t make, const char *engine, const char *label)
+{
+    cdnn_graph_t *g = make(NULL);
+    cdnn_handle_t *h = cuda_handle();
+    cdnn_build_options_t *opts = NULL;
+    OK(cdnn_build_options_create(&opts));
+    OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(engine)));
+    cdnn_status_t st = cdnn_graph_build(g, h, opts);
+    if (st != CDNN_STATUS_SUCCESS)
+        printf("  %s: not on %s: %s\n", label, engine, cdnn_last_error());
+    cdnn_build_options_destroy(opts);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+    return st == CDNN_STATUS_SUCCESS;
+}
+
+/* Every norm the CUDA kernels run (they write no statistics: two of the
+ * four ask for them), on both kernels: a block and a warp per row. */
+static void test_cuda_norm_round_trips(void **state)
+{
+    (void)state;
+    int ran = 0;
+    for (int i = 0; i < kp_norm_case_count; i++) {
+        if (!builds(kp_norm_cases[i].make, NORM_ENGINE, kp_norm_cases[i].label))
+            continue;
+        for (int64_t c = 0; c <= 2; c++)
+            round_trip_graph(kp_norm_cases[i].make, NULL, kp_norm_cases[i].label,
+                             NORM_ENGINE, "kernels.norm_cuda.candidate", c);
+        ran++;
+    }
+    assert_int_equal(ran, 2);
 }
 
 static void test_cuda_round_trips(void **state)
@@ -429,6 +534,8 @@ int main(int argc, char **argv)
         return 77;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cuda_round_trips),
+        cmocka_unit_test(test_cuda_pointwise_round_trips),
+        cmocka_unit_test(test_cuda_norm_round_trips),
         cmocka_unit_test(test_cuda_every_candidate),
         cmocka_unit_test(test_cuda_benchmarking_chooses_by_device_clock),
         cmocka_unit_test(test_cuda_plan_elsewhere_refused),

@@ -34,6 +34,7 @@
 #include <cdnn_sdk/sha256.h>
 
 #include "kp_forge.h"
+#include "kp_graphs.h"
 #include "kp_util.h"
 
 #define OK(call)                                                                      \
@@ -44,9 +45,11 @@
     } while (0)
 
 #define MATMUL_ENGINE "kernels:matmul_host"
+#define POINTWISE_ENGINE "kernels:pointwise_host"
+#define NORM_ENGINE "kernels:norm_host"
 #define MARKED_ENGINE "kernels:marked_matmul"
 
-static char matmul_dir[256], marked_dir[256], marked_pack[300], plan_path[300];
+static char matmul_dir[256], marked_dir[256], marked_pack[300];
 
 static void use_kernel_path(const char *dir)
 {
@@ -59,7 +62,6 @@ static int setup(void **state)
     snprintf(matmul_dir, sizeof matmul_dir, "%s/matmul", kp_temp_dir());
     snprintf(marked_dir, sizeof marked_dir, "%s/marked", kp_temp_dir());
     snprintf(marked_pack, sizeof marked_pack, "%s/marked.kpack", marked_dir);
-    snprintf(plan_path, sizeof plan_path, "%s/plan.bin", kp_temp_dir());
     if (mkdir(matmul_dir, 0700) != 0 || mkdir(marked_dir, 0700) != 0)
         return -1;
     kp_write_host_pack(matmul_dir, "host.kpack");
@@ -67,6 +69,16 @@ static int setup(void **state)
     setenv("CDNN_DISABLE_CACHE", "1", 1);
     unsetenv("CDNN_TRUSTED_CODE");
     use_kernel_path(matmul_dir);
+    return 0;
+}
+
+/* Before each test: the host pack, no strict mode, whatever an earlier
+ * test (passing or not) left. */
+static int reset_environment(void **state)
+{
+    (void)state;
+    use_kernel_path(matmul_dir);
+    unsetenv("CDNN_TRUSTED_CODE");
     return 0;
 }
 
@@ -162,7 +174,6 @@ static void test_engines_unknown_entries_skipped(void **state)
     assert_non_null(strstr(logged, "its match function is not one this provider has"));
     assert_non_null(strstr(logged, "its dispatch handler (name and version)"));
     cdnn_handle_destroy(h);
-    use_kernel_path(matmul_dir);
 }
 
 /* Bytes loaded in a fresh process run as the built plan did, and re-save
@@ -263,16 +274,13 @@ static const kp_matmul_t round_trip_cases[] = {
     {0, {0, 0}, 64, 64, 64, CDNN_DATA_TYPE_F32, .bias = 1, .act = CDNN_PW_GELU_TANH_FWD},
 };
 
-/* A graph a round trip runs, made afresh for each engine it is built on. */
-typedef cdnn_graph_t *(*make_graph_t)(const void *spec);
-
 static cdnn_graph_t *make_matmul(const void *spec)
 {
     return kp_matmul_graph(spec);
 }
 
 /* The reference's outputs for the graph on the same inputs. */
-static kp_run_t reference_run(make_graph_t make, const void *spec, cdnn_handle_t *h)
+static kp_run_t reference_run(kp_make_graph_t make, const void *spec, cdnn_handle_t *h)
 {
     cdnn_graph_t *g = make(spec);
     kp_build_pinned(g, h, "cpu:reference", NULL, 0);
@@ -284,7 +292,7 @@ static kp_run_t reference_run(make_graph_t make, const void *spec, cdnn_handle_t
 /* Built on engine (with knob=candidate when knob is not NULL), run against
  * cpu:reference, saved as a plan and a container, each loaded and run in
  * a fresh process as the build ran and re-saved byte for byte. */
-static void round_trip(make_graph_t make, const void *spec, const char *label,
+static void round_trip(kp_make_graph_t make, const void *spec, const char *label,
                        cdnn_handle_t *h, const char *engine, const char *knob,
                        int64_t candidate)
 {
@@ -318,120 +326,6 @@ static void test_round_trip_every_shape(void **state)
     cdnn_handle_destroy(h);
 }
 
-/* ---- pointwise graphs ---- */
-
-#define POINTWISE_ENGINE "kernels:pointwise_host"
-
-static void declare(cdnn_graph_t *g, int64_t uid, cdnn_data_type_t type, int32_t rank,
-                    const int64_t *dims, const int64_t *strides)
-{
-    OK(cdnn_graph_tensor(g, uid, NULL, type, rank, dims, strides));
-}
-
-/* A virtual f32 intermediate, shape inferred. */
-static int64_t intermediate(cdnn_graph_t *g, int64_t uid)
-{
-    OK(cdnn_graph_tensor(g, uid, NULL, CDNN_DATA_TYPE_F32, 0, NULL, NULL));
-    OK(cdnn_graph_tensor_set_virtual(g, uid));
-    return uid;
-}
-
-static void node(cdnn_graph_t *g, cdnn_pointwise_mode_t mode, int64_t a, int64_t b,
-                 int64_t c, int64_t y)
-{
-    cdnn_pointwise_attr_t attr;
-    cdnn_pointwise_attr_init(&attr, mode);
-    OK(cdnn_graph_pointwise(g, NULL, &attr, a, b, c, y));
-}
-
-static cdnn_graph_t *new_graph(void)
-{
-    cdnn_graph_t *g = NULL;
-    OK(cdnn_graph_create(&g));
-    return g;
-}
-
-/* gelu(a + b) * 2, b a broadcast row, 2 a pass-by-value scalar. */
-static cdnn_graph_t *gelu_of_sum_times_two(const void *spec)
-{
-    (void)spec;
-    const int64_t x[] = {4, 33}, row[] = {1, 33}, one[] = {1, 1};
-    cdnn_graph_t *g = new_graph();
-    declare(g, 1, CDNN_DATA_TYPE_F32, 2, x, NULL);
-    declare(g, 2, CDNN_DATA_TYPE_F32, 2, row, NULL);
-    declare(g, 3, CDNN_DATA_TYPE_F32, 2, one, NULL);
-    OK(cdnn_graph_tensor_set_scalar(g, 3, 2.0));
-    declare(g, 4, CDNN_DATA_TYPE_F32, 2, x, NULL);
-    node(g, CDNN_PW_ADD, 1, 2, CDNN_UID_NONE, intermediate(g, 10));
-    node(g, CDNN_PW_GELU_FWD, 10, CDNN_UID_NONE, CDNN_UID_NONE, intermediate(g, 11));
-    node(g, CDNN_PW_MUL, 11, 3, CDNN_UID_NONE, 4);
-    return g;
-}
-
-/* exp(-x), f16 in, f32 out. */
-static cdnn_graph_t *exp_of_negative_f16(const void *spec)
-{
-    (void)spec;
-    const int64_t x[] = {3, 5, 7};
-    cdnn_graph_t *g = new_graph();
-    declare(g, 1, CDNN_DATA_TYPE_F16, 3, x, NULL);
-    declare(g, 2, CDNN_DATA_TYPE_F32, 3, x, NULL);
-    node(g, CDNN_PW_NEG, 1, CDNN_UID_NONE, CDNN_UID_NONE, intermediate(g, 10));
-    node(g, CDNN_PW_EXP, 10, CDNN_UID_NONE, CDNN_UID_NONE, 2);
-    return g;
-}
-
-/* a * b + c in bf16, c a row broadcast over the batch and rows. */
-static cdnn_graph_t *fma_bf16(const void *spec)
-{
-    (void)spec;
-    const int64_t x[] = {2, 8, 8}, row[] = {1, 1, 8};
-    cdnn_graph_t *g = new_graph();
-    declare(g, 1, CDNN_DATA_TYPE_BF16, 3, x, NULL);
-    declare(g, 2, CDNN_DATA_TYPE_BF16, 3, x, NULL);
-    declare(g, 3, CDNN_DATA_TYPE_BF16, 3, row, NULL);
-    declare(g, 4, CDNN_DATA_TYPE_BF16, 3, x, NULL);
-    node(g, CDNN_PW_FMA, 1, 2, 3, 4);
-    return g;
-}
-
-/* silu of a column-major input. */
-static cdnn_graph_t *silu_transposed(const void *spec)
-{
-    (void)spec;
-    const int64_t x[] = {16, 9}, column_major[] = {1, 16};
-    cdnn_graph_t *g = new_graph();
-    declare(g, 1, CDNN_DATA_TYPE_F32, 2, x, column_major);
-    declare(g, 2, CDNN_DATA_TYPE_F32, 2, x, NULL);
-    node(g, CDNN_PW_SWISH_FWD, 1, CDNN_UID_NONE, CDNN_UID_NONE, 2);
-    return g;
-}
-
-/* tanh(x) - max(y, z): one input read twice by the tree, three inputs. */
-static cdnn_graph_t *tanh_minus_max(const void *spec)
-{
-    (void)spec;
-    const int64_t x[] = {5, 6, 7};
-    cdnn_graph_t *g = new_graph();
-    for (int64_t uid = 1; uid <= 4; uid++)
-        declare(g, uid, CDNN_DATA_TYPE_F32, 3, x, NULL);
-    node(g, CDNN_PW_TANH_FWD, 1, CDNN_UID_NONE, CDNN_UID_NONE, intermediate(g, 10));
-    node(g, CDNN_PW_MAX, 2, 3, CDNN_UID_NONE, intermediate(g, 11));
-    node(g, CDNN_PW_SUB, 10, 11, CDNN_UID_NONE, 4);
-    return g;
-}
-
-static const struct {
-    const char *label;
-    make_graph_t make;
-} pointwise_cases[] = {
-    {"gelu(a + b) * 2", gelu_of_sum_times_two},
-    {"exp(-x) f16 to f32", exp_of_negative_f16},
-    {"a * b + c bf16", fma_bf16},
-    {"silu column-major", silu_transposed},
-    {"tanh(x) - max(y, z)", tanh_minus_max},
-};
-
 static void test_round_trip_pointwise(void **state)
 {
     (void)state;
@@ -440,84 +334,12 @@ static void test_round_trip_pointwise(void **state)
         cdnn_handle_destroy(h);
         skip(); /* no pointwise objects were built */
     }
-    for (size_t i = 0; i < sizeof pointwise_cases / sizeof *pointwise_cases; i++)
+    for (int i = 0; i < kp_pointwise_case_count; i++)
         for (int64_t c = 0; c <= 2; c++)
-            round_trip(pointwise_cases[i].make, NULL, pointwise_cases[i].label, h,
+            round_trip(kp_pointwise_cases[i].make, NULL, kp_pointwise_cases[i].label, h,
                        POINTWISE_ENGINE, "kernels.pointwise_host.candidate", c);
     cdnn_handle_destroy(h);
 }
-
-/* ---- norm graphs ---- */
-
-#define NORM_ENGINE "kernels:norm_host"
-
-/* Layer-norm over the last dim, with every output: mean and inv_variance. */
-static cdnn_graph_t *layernorm_every_output(const void *spec)
-{
-    (void)spec;
-    const int64_t x[] = {4, 6, 32}, row[] = {1, 1, 32}, stats[] = {4, 6, 1};
-    cdnn_graph_t *g = new_graph();
-    declare(g, 1, CDNN_DATA_TYPE_F32, 3, x, NULL);
-    declare(g, 2, CDNN_DATA_TYPE_F32, 3, row, NULL);
-    declare(g, 3, CDNN_DATA_TYPE_F32, 3, row, NULL);
-    declare(g, 4, CDNN_DATA_TYPE_F32, 3, x, NULL);
-    declare(g, 5, CDNN_DATA_TYPE_F32, 3, stats, NULL);
-    declare(g, 6, CDNN_DATA_TYPE_F32, 3, stats, NULL);
-    OK(cdnn_graph_layernorm(g, "ln", 1e-5, 1, 2, 3, 4, 5, 6));
-    return g;
-}
-
-/* Layer-norm over the last two dims, bf16, no statistics. */
-static cdnn_graph_t *layernorm_two_dims_bf16(const void *spec)
-{
-    (void)spec;
-    const int64_t x[] = {2, 5, 8}, window[] = {1, 5, 8};
-    cdnn_graph_t *g = new_graph();
-    declare(g, 1, CDNN_DATA_TYPE_BF16, 3, x, NULL);
-    declare(g, 2, CDNN_DATA_TYPE_BF16, 3, window, NULL);
-    declare(g, 3, CDNN_DATA_TYPE_BF16, 3, window, NULL);
-    declare(g, 4, CDNN_DATA_TYPE_BF16, 3, x, NULL);
-    OK(cdnn_graph_layernorm(g, "ln", 1e-5, 1, 2, 3, 4, CDNN_UID_NONE, CDNN_UID_NONE));
-    return g;
-}
-
-/* RMS-norm of f16 rows, without bias, with inv_rms. */
-static cdnn_graph_t *rmsnorm_f16(const void *spec)
-{
-    (void)spec;
-    const int64_t x[] = {3, 64}, row[] = {1, 64}, stats[] = {3, 1};
-    cdnn_graph_t *g = new_graph();
-    declare(g, 1, CDNN_DATA_TYPE_F16, 2, x, NULL);
-    declare(g, 2, CDNN_DATA_TYPE_F16, 2, row, NULL);
-    declare(g, 3, CDNN_DATA_TYPE_F16, 2, x, NULL);
-    declare(g, 4, CDNN_DATA_TYPE_F32, 2, stats, NULL);
-    OK(cdnn_graph_rmsnorm(g, "rms", 1e-6, 1, 2, CDNN_UID_NONE, 3, 4));
-    return g;
-}
-
-/* Layer-norm of a column-major x over its strided last dim. */
-static cdnn_graph_t *layernorm_strided(const void *spec)
-{
-    (void)spec;
-    const int64_t x[] = {8, 16}, column_major[] = {1, 8}, row[] = {1, 16};
-    cdnn_graph_t *g = new_graph();
-    declare(g, 1, CDNN_DATA_TYPE_F32, 2, x, column_major);
-    declare(g, 2, CDNN_DATA_TYPE_F32, 2, row, NULL);
-    declare(g, 3, CDNN_DATA_TYPE_F32, 2, row, NULL);
-    declare(g, 4, CDNN_DATA_TYPE_F32, 2, x, NULL);
-    OK(cdnn_graph_layernorm(g, "ln", 1e-5, 1, 2, 3, 4, CDNN_UID_NONE, CDNN_UID_NONE));
-    return g;
-}
-
-static const struct {
-    const char *label;
-    make_graph_t make;
-} norm_cases[] = {
-    {"layer-norm with statistics", layernorm_every_output},
-    {"layer-norm over two dims bf16", layernorm_two_dims_bf16},
-    {"rms-norm f16", rmsnorm_f16},
-    {"layer-norm column-major", layernorm_strided},
-};
 
 static void test_round_trip_norms(void **state)
 {
@@ -527,9 +349,9 @@ static void test_round_trip_norms(void **state)
         cdnn_handle_destroy(h);
         skip(); /* no norm objects were built */
     }
-    for (size_t i = 0; i < sizeof norm_cases / sizeof *norm_cases; i++)
+    for (int i = 0; i < kp_norm_case_count; i++)
         for (int64_t c = 0; c <= 2; c++)
-            round_trip(norm_cases[i].make, NULL, norm_cases[i].label, h, NORM_ENGINE,
+            round_trip(kp_norm_cases[i].make, NULL, kp_norm_cases[i].label, h, NORM_ENGINE,
                        "kernels.norm_host.candidate", c);
     cdnn_handle_destroy(h);
 }
@@ -564,7 +386,7 @@ static void test_round_trip_every_candidate(void **state)
 
 /* ---- rule 2 ------------------------------------------------------------------------------- */
 
-/* Built on the marked engine, run, its plan saved to plan_path. */
+/* The marked case built on the marked engine and run. */
 static kp_run_t build_marked(cdnn_handle_t *h, cdnn_graph_t **g)
 {
     *g = kp_matmul_graph(&marked_case);
@@ -626,7 +448,6 @@ static void test_rule2_saved_plan_runs_its_code(void **state)
     kp_run_free(&v2);
     kp_child_free(&c);
     kp_bytes_free(&plan);
-    use_kernel_path(matmul_dir);
 }
 
 /* ---- rule 4 ------------------------------------------------------------------------------- */
@@ -658,7 +479,6 @@ static void test_rule4_pack_changed_before_save(void **state)
     kp_run_free(&r);
     cdnn_graph_destroy(g);
     cdnn_handle_destroy(h);
-    use_kernel_path(matmul_dir);
 }
 
 /* ---- rule 10 ------------------------------------------------------------------------------ */
@@ -693,7 +513,6 @@ static void test_rule10_strict_mode(void **state)
     kp_child_free(&lax);
     kp_run_free(&r);
     kp_bytes_free(&plan);
-    use_kernel_path(matmul_dir);
 }
 
 /* ---- the ordered load checks ------------------------------------------------------------ */
@@ -978,19 +797,20 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "kp-child") == 0)
         return kp_child_main(argc, argv);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_engines_come_from_packs),
-        cmocka_unit_test(test_engines_unknown_entries_skipped),
-        cmocka_unit_test(test_engines_eight_threads_execute),
-        cmocka_unit_test(test_engines_benchmarking_times_every_candidate),
-        cmocka_unit_test(test_every_load_check_refuses_alone),
-        cmocka_unit_test(test_v4_kernel_refused_without_avx512),
-        cmocka_unit_test(test_rule2_saved_plan_runs_its_code),
-        cmocka_unit_test(test_rule4_pack_changed_before_save),
-        cmocka_unit_test(test_rule10_strict_mode),
-        cmocka_unit_test(test_round_trip_every_shape),
-        cmocka_unit_test(test_round_trip_every_candidate),
-        cmocka_unit_test(test_round_trip_pointwise),
-        cmocka_unit_test(test_round_trip_norms),
+        cmocka_unit_test_setup(test_engines_come_from_packs, reset_environment),
+        cmocka_unit_test_setup(test_engines_unknown_entries_skipped, reset_environment),
+        cmocka_unit_test_setup(test_engines_eight_threads_execute, reset_environment),
+        cmocka_unit_test_setup(test_engines_benchmarking_times_every_candidate,
+                               reset_environment),
+        cmocka_unit_test_setup(test_every_load_check_refuses_alone, reset_environment),
+        cmocka_unit_test_setup(test_v4_kernel_refused_without_avx512, reset_environment),
+        cmocka_unit_test_setup(test_rule2_saved_plan_runs_its_code, reset_environment),
+        cmocka_unit_test_setup(test_rule4_pack_changed_before_save, reset_environment),
+        cmocka_unit_test_setup(test_rule10_strict_mode, reset_environment),
+        cmocka_unit_test_setup(test_round_trip_every_shape, reset_environment),
+        cmocka_unit_test_setup(test_round_trip_every_candidate, reset_environment),
+        cmocka_unit_test_setup(test_round_trip_pointwise, reset_environment),
+        cmocka_unit_test_setup(test_round_trip_norms, reset_environment),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, setup, teardown);

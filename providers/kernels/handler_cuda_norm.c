@@ -1,0 +1,225 @@
+/*
+ * handler_cuda_norm.c -- dispatch handler cuda_norm v1: launches
+ * "cuda-norm-v1" kernels (kernels/cuda/cuda_kernel.h) for one layer-norm
+ * or RMS-norm node (norm_pattern.h) on the handle's stream.
+ *
+ * The kernels take rows x cols with one row stride: the norm's outer dims
+ * must fold into one stride for x and y, and it may not ask for the mean
+ * or the inverse deviation (the kernels write neither).  The kernel's
+ * metadata says its geometry: rows_per_block (1 for a block per row, 8
+ * for a warp per row) and threads; the grid is ceil(rows /
+ * rows_per_block), the dynamic shared memory rows_per_block * cols * 4
+ * bytes, which must stay within NORM_MAX_SHARED (the smallest opt-in limit
+ * of the devices the cubins are built for).
+ *
+ * Launch values: 1 (the launch's parallelism), kind, rows, cols, epsilon's
+ * f32 bits, x and y each as uid, type, row and col stride, scale and shift
+ * each as present, uid, type, stride, then grid, block and shared bytes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_kernel.h>
+
+#include <cdnn_sdk/error.h>
+
+#include "cuda_code.h"
+#include "handlers.h"
+#include "norm_pattern.h"
+
+#define NORM_MAX_SHARED (99 * 1024)
+
+enum { R_UID, R_TYPE, R_ROW_STRIDE, R_COL_STRIDE, R_VALUES };
+enum { P_PRESENT, P_UID, P_TYPE, P_STRIDE, P_VALUES };
+enum {
+    V_PARALLELISM = LAUNCH_THREADS,
+    V_KIND, V_ROWS, V_COLS, V_EPSILON,
+    V_X, V_Y = V_X + R_VALUES,
+    V_SCALE = V_Y + R_VALUES, V_SHIFT = V_SCALE + P_VALUES,
+    V_GRID = V_SHIFT + P_VALUES, V_BLOCK, V_SMEM,
+    V_COUNT
+};
+
+/* ---- deriving the launch ---------------------------------------------------------------- */
+
+/* The outer strides of role as one row stride over the outer dims. */
+static cdnn_status_t fold_rows(const cdnn_graph_view_t *g, const norm_pattern_t *p, int role,
+                               int64_t *stride)
+{
+    int64_t inner = 0;
+    *stride = 0;
+    for (int32_t i = p->rows.outer_rank - 1; i >= 0; i--) {
+        if (!inner)
+            *stride = p->strides[role][i];
+        else if (p->strides[role][i] != *stride * inner)
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the rows of '%s' do not fold into "
+                            "one stride (the CUDA kernels take one)",
+                            g->tensors[p->tensors[role]].name);
+        inner = inner ? inner * p->rows.outer_dims[i] : p->rows.outer_dims[i];
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t put_rows(int64_t *v, const cdnn_graph_view_t *g, const norm_pattern_t *p,
+                              int role)
+{
+    const cdnn_tensor_view_t *t = &g->tensors[p->tensors[role]];
+    v[R_UID] = t->uid;
+    v[R_TYPE] = t->type;
+    v[R_COL_STRIDE] = p->strides[role][p->rows.outer_rank];
+    return fold_rows(g, p, role, &v[R_ROW_STRIDE]);
+}
+
+static void put_param(int64_t *v, const cdnn_graph_view_t *g, const norm_pattern_t *p, int role)
+{
+    if (p->tensors[role] < 0)
+        return;
+    v[P_PRESENT] = 1;
+    v[P_UID] = g->tensors[p->tensors[role]].uid;
+    v[P_TYPE] = g->tensors[p->tensors[role]].type;
+    v[P_STRIDE] = p->strides[role][p->rows.outer_rank];
+}
+
+static cdnn_status_t put_geometry(int64_t *v, const norm_pattern_t *p,
+                                  const sdk_kpack_kv_t *m, int32_t n)
+{
+    int64_t per_block = 0, threads = 0, rows = 1;
+    cdnn_status_t st = kernel_metadata_int(m, n, "rows_per_block", 1, 64, &per_block);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = kernel_metadata_int(m, n, "threads", 32, 1024, &threads);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    for (int32_t i = 0; i < p->rows.outer_rank; i++)
+        rows *= p->rows.outer_dims[i];
+    int64_t shared = per_block * p->rows.cols * 4;
+    if (shared > NORM_MAX_SHARED)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements need %lld bytes "
+                        "of shared memory in this kernel; at most %d", (long long)p->rows.cols,
+                        (long long)shared, NORM_MAX_SHARED);
+    v[V_ROWS] = rows;
+    v[V_COLS] = p->rows.cols;
+    v[V_GRID] = (rows + per_block - 1) / per_block;
+    v[V_BLOCK] = threads;
+    v[V_SMEM] = shared;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
+                                 const sdk_kpack_kv_t *m, int32_t n)
+{
+    norm_pattern_t p;
+    cdnn_status_t st = norm_pattern_of(g, &p);
+    if (st == CDNN_STATUS_SUCCESS &&
+        (p.tensors[NORM_MEAN] >= 0 || p.tensors[NORM_INV_STD] >= 0))
+        st = sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the graph asks for the norm's statistics, "
+                      "which the CUDA kernels do not write");
+    if (st == CDNN_STATUS_SUCCESS)
+        st = put_rows(v + V_X, g, &p, NORM_X);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = put_rows(v + V_Y, g, &p, NORM_Y);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = put_geometry(v, &p, m, n);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    float epsilon = (float)p.epsilon;
+    int32_t bits;
+    memcpy(&bits, &epsilon, sizeof bits);
+    v[V_PARALLELISM] = 1;
+    v[V_KIND] = p.layer ? CDNN_CUDA_NORM_LAYER : CDNN_CUDA_NORM_RMS;
+    v[V_EPSILON] = bits;
+    put_param(v + V_SCALE, g, &p, NORM_SCALE);
+    put_param(v + V_SHIFT, g, &p, NORM_BIAS);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *metadata,
+                            int32_t metadata_count, int32_t threads, int64_t **values,
+                            int32_t *count)
+{
+    (void)threads; /* a grid, not host threads */
+    int64_t *v = calloc(V_COUNT, sizeof *v);
+    if (!v)
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    cdnn_status_t st = derive_into(v, g, metadata, metadata_count);
+    if (st != CDNN_STATUS_SUCCESS) {
+        free(v);
+        return st;
+    }
+    *values = v;
+    *count = V_COUNT;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* ---- launching ------------------------------------------------------------------------------ */
+
+static const void *param(const int64_t *v, const cdnn_exec_args_t *args, int64_t *stride,
+                         int32_t *type, int *missing)
+{
+    const void *ptr = v[P_PRESENT] ? launch_pointer(args, v[P_UID]) : NULL;
+    *stride = v[P_STRIDE];
+    *type = v[P_PRESENT] ? (int32_t)v[P_TYPE] : CDNN_CUDA_F32;
+    *missing |= v[P_PRESENT] && !ptr;
+    return ptr;
+}
+
+static cdnn_status_t params_of(const int64_t *v, const cdnn_exec_args_t *args,
+                               cdnn_cuda_norm_params_t *p)
+{
+    int32_t bits = (int32_t)v[V_EPSILON];
+    int missing = 0;
+    memset(p, 0, sizeof *p);
+    p->rows = v[V_ROWS];
+    p->cols = v[V_COLS];
+    p->kind = (int32_t)v[V_KIND];
+    memcpy(&p->epsilon, &bits, sizeof bits);
+    p->x = launch_pointer(args, v[V_X + R_UID]);
+    p->x_type = (int32_t)v[V_X + R_TYPE];
+    p->x_row_stride = v[V_X + R_ROW_STRIDE];
+    p->x_col_stride = v[V_X + R_COL_STRIDE];
+    p->y = launch_pointer(args, v[V_Y + R_UID]);
+    p->y_type = (int32_t)v[V_Y + R_TYPE];
+    p->y_row_stride = v[V_Y + R_ROW_STRIDE];
+    p->y_col_stride = v[V_Y + R_COL_STRIDE];
+    p->scale = param(v + V_SCALE, args, &p->scale_stride, &p->scale_type, &missing);
+    p->shift = param(v + V_SHIFT, args, &p->shift_stride, &p->shift_type, &missing);
+    if (missing || !p->x || !p->y)
+        return sdk_fail(CDNN_STATUS_BAD_PARAM, "the variant pack lacks a tensor the norm "
+                        "reads or writes");
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
+{
+    cdnn_cuda_norm_params_t p;
+    const int64_t *v = l->values;
+    void *params[] = {&p};
+    cdnn_status_t st = params_of(v, args, &p);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cuda_code_enter(l->cuda);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    sdk_cu_result r = l->cuda->cu->launch_kernel(l->cuda->function, (unsigned)v[V_GRID], 1, 1,
+                                                 (unsigned)v[V_BLOCK], 1, 1,
+                                                 (unsigned)v[V_SMEM], args->stream, params,
+                                                 NULL);
+    cuda_code_leave(l->cuda);
+    return r == SDK_CU_SUCCESS ? CDNN_STATUS_SUCCESS
+                               : cuda_failed(l->cuda, CDNN_STATUS_EXECUTION_FAILED, r,
+                                             "cuLaunchKernel");
+}
+
+static uint32_t shared_bytes(const int64_t *values)
+{
+    return (uint32_t)values[V_SMEM];
+}
+
+const dispatch_handler_t cuda_norm_handler_v1 = {
+    .name = "cuda_norm",
+    .version = 1,
+    .signature = "cuda-norm-v1",
+    .kind = KERNEL_KIND_CUDA,
+    .derive = derive,
+    .shared_bytes = shared_bytes,
+    .workspace = launch_no_workspace,
+    .run = run,
+};

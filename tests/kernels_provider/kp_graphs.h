@@ -1,0 +1,29 @@
+/*
+ * kp_graphs.h -- the pointwise and norm graphs the kernels provider's tests
+ * run on every target: what each engine must get right.
+ */
+#ifndef CDNN_TESTS_KP_GRAPHS_H
+#define CDNN_TESTS_KP_GRAPHS_H
+
+#include <cdnn/cdnn.h>
+
+/* A graph a round trip runs, made afresh for each engine it is built on;
+ * spec is the maker's own (NULL for these). */
+typedef cdnn_graph_t *(*kp_make_graph_t)(const void *spec);
+
+typedef struct kp_graph_case {
+    const char *label;
+    kp_make_graph_t make;
+} kp_graph_case_t;
+
+/* Broadcast rows and scalars, f16 in and f32 out, a bf16 FMA, a
+ * column-major input, a shared subtree. */
+extern const kp_graph_case_t kp_pointwise_cases[];
+extern const int kp_pointwise_case_count;
+
+/* Layer-norm with statistics, over two dims in bf16, RMS-norm in f16, a
+ * column-major x. */
+extern const kp_graph_case_t kp_norm_cases[];
+extern const int kp_norm_case_count;
+
+#endif
