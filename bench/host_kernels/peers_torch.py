@@ -1,7 +1,9 @@
 """PyTorch CPU on the shapes of bench_host_kernels.c, the same method:
 WARMUP untimed runs, then single runs timed until MIN_SECONDS have passed
 (at least MIN_RUNS, at most MAX_RUNS); the median.  f32, packed.
-matmul+bias+gelu is torch.addmm then F.gelu (erf form, its default).
+matmul+bias+gelu is torch.addmm then F.gelu (erf form, its default);
+convolutions are F.conv2d on NCHW tensors (as bench/cpu), + bias and
+F.relu for conv+bias+relu.
 
 Output, one line per case, tab-separated, as bench_host_kernels:
     case  pytorch  median_ms  gflops
@@ -24,6 +26,13 @@ CASES = [
     ("matmul 512x512x512", 512, False),
     ("matmul 1024x1024x1024", 1024, False),
     ("matmul+bias+gelu 1024x1024x1024", 1024, True),
+]
+
+CONV_CASES = [
+    # name, n, hw, c, k, + bias and relu
+    ("conv 3x3 N8 C64 56x56 K64", 8, 56, 64, 64, False),
+    ("conv 3x3 N8 C256 14x14 K256", 8, 14, 256, 256, False),
+    ("conv+bias+relu 3x3 N8 C64 56x56 K64", 8, 56, 64, 64, True),
 ]
 
 
@@ -54,6 +63,18 @@ def main():
         else:
             ms = median_ms(lambda: torch.matmul(a, b))
         gflops = 2.0 * size ** 3 / ms * 1e-6
+        print("%s\tpytorch\t%.3f\t%.1f" % (name, ms, gflops), flush=True)
+    for name, n, hw, c, k, relu in CONV_CASES:
+        if only not in name:
+            continue
+        x = torch.rand(n, c, hw, hw) * 2 - 1
+        w = torch.rand(k, c, 3, 3) * 2 - 1
+        bias = torch.rand(k) * 2 - 1
+        if relu:
+            ms = median_ms(lambda: F.relu(F.conv2d(x, w, bias, padding=1)))
+        else:
+            ms = median_ms(lambda: F.conv2d(x, w, padding=1))
+        gflops = 2.0 * n * hw * hw * k * 9 * c / ms * 1e-6
         print("%s\tpytorch\t%.3f\t%.1f" % (name, ms, gflops), flush=True)
 
 

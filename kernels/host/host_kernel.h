@@ -62,6 +62,7 @@ extern "C" {
 #define CDNN_HOST_SIGNATURE_SOFTMAX "host-softmax-v1"
 #define CDNN_HOST_SIGNATURE_REDUCE "host-reduce-v1"
 #define CDNN_HOST_SIGNATURE_NORM "host-norm-v1"
+#define CDNN_HOST_SIGNATURE_CONV_NHWC "host-conv-nhwc-v1"
 
 /* Element types: the same values as cdnn_data_type_t (cdnn/cdnn.h), so that
  * a handler passes a tensor's type as it is. */
@@ -350,6 +351,41 @@ typedef struct cdnn_host_norm_args {
     cdnn_host_parallel_t parallel;
 } cdnn_host_norm_args_t;
 
+/* ------------------------------------------------------------------------
+ * "host-conv-nhwc-v1": 2-D convolution forward, NHWC, with the matmul's
+ * fused epilogue, as an implicit GEMM (the input is gathered into the
+ * packed panels directly; no im2col buffer):
+ *     acc = sum over r < R, s < S, ci < C of
+ *           x[n, oh*stride_h - pad_h + r*dilation_h,
+ *                ow*stride_w - pad_w + s*dilation_w, ci] * filter[k, r, s, ci]
+ *     y[n, oh, ow, k] = cast(activation(acc + bias[..]) + residual[..])
+ * Input positions outside [0, h) x [0, w) read as zero: pad_h and pad_w
+ * are the padding before, and out_h, out_w choose the padding after.
+ * x's strides are {n, h, w, c}; filter's {k, r, s, c}; y, bias and residual's
+ * {n, out_h, out_w, k} (the usual bias: {0, 0, 0, 1}).  Any strides and
+ * types, like the matmul (packed NHWC and KRSC are the fast paths).  One
+ * group: a grouped convolution is one call per group, its x, filter, y
+ * (and bias, residual) pointers moved to the group's channels.  y may be
+ * residual itself and must not overlap x, filter or bias otherwise.
+ * Entries: cdnn_host_conv_nhwc_<MR>x<NR>, the matmul's tiles.
+ * ------------------------------------------------------------------------ */
+typedef struct cdnn_host_conv_args {
+    int64_t n, h, w, c;          /* input: images, height, width, channels */
+    int64_t k, r, s;             /* output channels, filter height, width */
+    int64_t out_h, out_w;
+    int64_t pad_h, pad_w;        /* >= 0 */
+    int64_t stride_h, stride_w;  /* >= 1 */
+    int64_t dilation_h, dilation_w; /* >= 1 */
+    int32_t activation;          /* cdnn_host_activation_t */
+    int32_t reserved;            /* 0 */
+    cdnn_host_tensor_t x, filter, y;
+    cdnn_host_tensor_t bias;     /* data NULL: no bias */
+    cdnn_host_tensor_t residual; /* data NULL: no residual */
+    void *workspace;             /* the queried bytes; any alignment */
+    size_t workspace_size;
+    cdnn_host_parallel_t parallel;
+} cdnn_host_conv_args_t;
+
 /* The entries' types, for dlsym's result. */
 typedef int32_t (*cdnn_host_matmul_fn)(const cdnn_host_matmul_args_t *args,
                                        size_t *workspace_bytes);
@@ -360,6 +396,8 @@ typedef int32_t (*cdnn_host_softmax_fn)(const cdnn_host_softmax_args_t *args,
 typedef int32_t (*cdnn_host_reduce_fn)(const cdnn_host_reduce_args_t *args,
                                        size_t *workspace_bytes);
 typedef int32_t (*cdnn_host_norm_fn)(const cdnn_host_norm_args_t *args,
+                                     size_t *workspace_bytes);
+typedef int32_t (*cdnn_host_conv_fn)(const cdnn_host_conv_args_t *args,
                                      size_t *workspace_bytes);
 
 #ifdef __cplusplus

@@ -8,7 +8,7 @@ get_property(host_kernel_objects GLOBAL PROPERTY CDNN_HOST_KERNEL_OBJECTS)
 get_property(host_kernel_hermetic GLOBAL PROPERTY CDNN_HOST_KERNEL_HERMETIC)
 string(REPLACE ";" "," host_kernel_list "${host_kernel_objects}")
 
-foreach(part matmul pointwise rows target)
+foreach(part matmul conv pointwise rows target)
   if(NOT EXISTS ${CMAKE_CURRENT_LIST_DIR}/test_host_${part}.c)
     continue()
   endif()
