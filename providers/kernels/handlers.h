@@ -88,6 +88,7 @@ uint32_t dispatch_handler_latest(const char *name);
 extern const dispatch_handler_t host_matmul_handler_v1;
 extern const dispatch_handler_t host_pointwise_handler_v1;
 extern const dispatch_handler_t host_norm_handler_v1;
+extern const dispatch_handler_t host_reduce_handler_v1;
 extern const dispatch_handler_t cuda_matmul_handler_v1;
 extern const dispatch_handler_t cuda_pointwise_handler_v1;
 extern const dispatch_handler_t cuda_norm_handler_v1;

@@ -10,6 +10,7 @@
 #include "matmul_pattern.h"
 #include "norm_pattern.h"
 #include "pointwise_program.h"
+#include "reduce_pattern.h"
 
 /* ---- constraints ------------------------------------------------------------------ */
 
@@ -210,12 +211,24 @@ static cdnn_status_t norm_applies(const engine_constraints_t *c, const cdnn_grap
     return st;
 }
 
+/* ---- reduction ----------------------------------------------------------------------- */
+
+static cdnn_status_t reduction_applies(const engine_constraints_t *c, const cdnn_graph_view_t *g)
+{
+    reduce_pattern_t p;
+    cdnn_status_t st = reduce_pattern_of(g, &p);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_tensors(c, g);
+    return st == CDNN_STATUS_SUCCESS ? check_dtype(c, &g->tensors[p.x]) : st;
+}
+
 #define TENSOR_CONSTRAINTS (CONSTRAINT_DTYPES | CONSTRAINT_MAX_RANK | CONSTRAINT_ALIGNMENT)
 
 static const match_function_t match_functions[] = {
     {"matmul_epilogue", TENSOR_CONSTRAINTS | CONSTRAINT_EPILOGUE, matmul_epilogue_applies},
     {"pointwise_program", TENSOR_CONSTRAINTS, pointwise_program_applies},
     {"norm", TENSOR_CONSTRAINTS, norm_applies},
+    {"reduction", TENSOR_CONSTRAINTS, reduction_applies},
 };
 
 const match_function_t *match_function_find(const char *name)

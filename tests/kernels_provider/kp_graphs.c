@@ -189,5 +189,54 @@ const kp_graph_case_t kp_norm_cases[] = {
     {"layer-norm column-major", layernorm_strided},
 };
 
+/* ---- reductions ------------------------------------------------------------------------- */
+
+static cdnn_graph_t *reduction(cdnn_reduction_mode_t mode, cdnn_data_type_t x_type,
+                               cdnn_data_type_t y_type, int32_t rank, const int64_t *x,
+                               const int64_t *y)
+{
+    cdnn_graph_t *g = new_graph();
+    declare(g, 1, x_type, rank, x, NULL);
+    declare(g, 2, y_type, rank, y, NULL);
+    OK(cdnn_graph_reduction(g, "reduce", mode, 1, 2));
+    return g;
+}
+
+static cdnn_graph_t *sum_last(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {4, 6, 33}, y[] = {4, 6, 1};
+    return reduction(CDNN_REDUCE_ADD, CDNN_DATA_TYPE_F32, CDNN_DATA_TYPE_F32, 3, x, y);
+}
+
+static cdnn_graph_t *max_middle(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {3, 17, 5}, y[] = {3, 1, 5};
+    return reduction(CDNN_REDUCE_MAX, CDNN_DATA_TYPE_F32, CDNN_DATA_TYPE_F32, 3, x, y);
+}
+
+static cdnn_graph_t *average_two_dims_f16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {2, 8, 16}, y[] = {2, 1, 1};
+    return reduction(CDNN_REDUCE_AVG, CDNN_DATA_TYPE_F16, CDNN_DATA_TYPE_F32, 3, x, y);
+}
+
+static cdnn_graph_t *norm2_first_bf16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {9, 7}, y[] = {1, 7};
+    return reduction(CDNN_REDUCE_NORM2, CDNN_DATA_TYPE_BF16, CDNN_DATA_TYPE_BF16, 2, x, y);
+}
+
+const kp_graph_case_t kp_reduction_cases[] = {
+    {"sum over the last dim", sum_last},
+    {"max over a middle dim", max_middle},
+    {"f16 average over two dims", average_two_dims_f16},
+    {"bf16 norm2 over the first dim", norm2_first_bf16},
+};
+
+const int kp_reduction_case_count = sizeof kp_reduction_cases / sizeof *kp_reduction_cases;
 const int kp_pointwise_case_count = sizeof kp_pointwise_cases / sizeof *kp_pointwise_cases;
 const int kp_norm_case_count = sizeof kp_norm_cases / sizeof *kp_norm_cases;

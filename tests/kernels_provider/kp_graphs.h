@@ -26,4 +26,9 @@ extern const int kp_pointwise_case_count;
 extern const kp_graph_case_t kp_norm_cases[];
 extern const int kp_norm_case_count;
 
+/* A sum over the last dim, a max over a middle one, an f16 average over
+ * two dims into f32, a bf16 norm2 over the first. */
+extern const kp_graph_case_t kp_reduction_cases[];
+extern const int kp_reduction_case_count;
+
 #endif

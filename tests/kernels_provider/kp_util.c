@@ -108,6 +108,8 @@ static const host_family_t host_families[] = {
      "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"]}", "host_pointwise", "host-pointwise-v1"},
     {"norm_", "kernels:norm_host", "norm", "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"]}",
      "host_norm", "host-norm-v1"},
+    {"reduce", "kernels:reduce_host", "reduction", "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"]}",
+     "host_reduce", "host-reduce-v1"},
 };
 #define HOST_FAMILY_COUNT (int)(sizeof host_families / sizeof *host_families)
 #define MAX_OBJECTS 64
@@ -117,7 +119,7 @@ typedef struct host_object {
     int family;
     char file[256], name[64], level[16], id[96], symbol[96];
     kp_bytes_t code;
-    sdk_kpack_kv_t metadata; /* "variant": the name past the family's prefix */
+    sdk_kpack_kv_t metadata; /* "variant": the object's name */
 } host_object_t;
 
 /* "<name>.<level>.so" of a known family into o. */
@@ -186,8 +188,7 @@ void kp_write_host_pack(const char *dir, const char *name)
         host_object_t *o = &objects[i];
         snprintf(path, sizeof path, "%s/%.200s", HOST_KERNEL_DIR, o->file);
         o->code = kp_read_file(path);
-        o->metadata = (sdk_kpack_kv_t){"variant",
-                                       o->name + strlen(host_families[o->family].prefix)};
+        o->metadata = (sdk_kpack_kv_t){"variant", o->name};
         kernels[i] = (sdk_kpack_spec_kernel_t){o->id, o->symbol, o->level,
                                                host_families[o->family].signature,
                                                o->code.data, o->code.size, 1, &o->metadata};

@@ -47,6 +47,7 @@
 #define MATMUL_ENGINE "kernels:matmul_host"
 #define POINTWISE_ENGINE "kernels:pointwise_host"
 #define NORM_ENGINE "kernels:norm_host"
+#define REDUCE_ENGINE "kernels:reduce_host"
 #define MARKED_ENGINE "kernels:marked_matmul"
 
 static char matmul_dir[256], marked_dir[256], marked_pack[300];
@@ -353,6 +354,20 @@ static void test_round_trip_norms(void **state)
         for (int64_t c = 0; c <= 2; c++)
             round_trip(kp_norm_cases[i].make, NULL, kp_norm_cases[i].label, h, NORM_ENGINE,
                        "kernels.norm_host.candidate", c);
+    cdnn_handle_destroy(h);
+}
+
+static void test_round_trip_reductions(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = kp_cpu_handle();
+    if (engine_index(h, REDUCE_ENGINE) < 0) {
+        cdnn_handle_destroy(h);
+        skip(); /* no reduction objects were built */
+    }
+    for (int i = 0; i < kp_reduction_case_count; i++)
+        round_trip(kp_reduction_cases[i].make, NULL, kp_reduction_cases[i].label, h,
+                   REDUCE_ENGINE, NULL, 0);
     cdnn_handle_destroy(h);
 }
 
@@ -769,7 +784,7 @@ static kp_bytes_t v4_plan(kp_bytes_t plan)
     kp_payload_set(&p.target, "x86-64-v4");
     kp_payload_set(&p.symbol, "cdnn_host_matmul_12x32");
     kp_payload_set(&p.kernel_id, "matmul_12x32_x86-64-v4");
-    kp_payload_set(&p.values[0], "12x32");
+    kp_payload_set(&p.values[0], "matmul_12x32");
     kp_bytes_t payload = kp_payload_bytes(&p);
     kp_bytes_t out = kp_plan_with_payload(plan, payload);
     kp_bytes_free(&payload);
@@ -811,6 +826,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_round_trip_every_candidate, reset_environment),
         cmocka_unit_test_setup(test_round_trip_pointwise, reset_environment),
         cmocka_unit_test_setup(test_round_trip_norms, reset_environment),
+        cmocka_unit_test_setup(test_round_trip_reductions, reset_environment),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, setup, teardown);
