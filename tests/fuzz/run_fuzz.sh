@@ -15,7 +15,7 @@ build=${1:?usage: run_fuzz.sh BUILD_DIR SECONDS [TARGET...]}
 seconds=${2:?usage: run_fuzz.sh BUILD_DIR SECONDS [TARGET...]}
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
-targets=${*:-graph graph_json container plan cpu_payload plan_exec flatbuf winner_cache kpack kpack_descriptor}
+targets=${*:-graph graph_json container plan cpu_payload plan_exec flatbuf winner_cache kpack kpack_descriptor kernel_payload}
 artifacts=${FUZZ_ARTIFACTS:-$(mktemp -d /tmp/cdnn-fuzz.XXXXXX)}
 jobs=${FUZZ_JOBS:-1}
 work=$(mktemp -d)

@@ -74,16 +74,3 @@ if(kp_cuda_kernel_dir)
   add_test(NAME kernels_cuda COMMAND test_kernels_cuda ${kp_cuda_kernel_dir})
   set_tests_properties(kernels_cuda PROPERTIES SKIP_RETURN_CODE 77 LABELS cuda_kernels)
 endif()
-
-# libFuzzer (make fuzz builds with -DCDNN_FUZZ=ON): the payload decoder on
-# hostile bytes, its sources compiled in (a provider is no library), with
-# re-encoding as its oracle.  Seeds: corpus/kernel_payload.
-if(CDNN_FUZZ)
-  add_executable(fuzz_kernel_payload ${CMAKE_CURRENT_LIST_DIR}/fuzz_kernel_payload.c
-                 ${PROJECT_SOURCE_DIR}/providers/kernels/payload.c
-                 ${PROJECT_SOURCE_DIR}/providers/kernels/targets.c)
-  target_include_directories(fuzz_kernel_payload PRIVATE ${PROJECT_SOURCE_DIR}/kernels/host)
-  target_compile_options(fuzz_kernel_payload PRIVATE -fsanitize=fuzzer)
-  target_link_options(fuzz_kernel_payload PRIVATE -fsanitize=fuzzer)
-  target_link_libraries(fuzz_kernel_payload PRIVATE cdnn cdnn_sdk)
-endif()

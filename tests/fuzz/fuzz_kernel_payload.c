@@ -14,7 +14,7 @@
 
 #include <cdnn_sdk/sha256.h>
 
-#include "../../providers/kernels/payload.h"
+#include "payload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
