@@ -58,9 +58,9 @@ check plan_bound_to_device env CDNN_TEST_FILTER=test_plan_bound_to_its_device \
 
 # The CUDA kernels against f64 references: every code object this GPU runs,
 # then the cubins again under compute-sanitizer's memcheck where installed.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 if [ -x "$stage/bin/test_cuda_kernels" ]; then
     check cuda_kernels "$stage/bin/test_cuda_kernels" "$stage/kernels"
-    sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
     if [ -n "$sanitizer" ]; then
         check cuda_kernels_memcheck timeout 300 "$sanitizer" --tool memcheck --error-exitcode 1 \
             "$stage/bin/test_cuda_kernels" "$stage/kernels" cubin
@@ -70,6 +70,20 @@ if [ -x "$stage/bin/test_cuda_kernels" ]; then
     tail -1 "$out/cuda_kernels.log" | sed 's/^/cuda_kernels: /'
 else
     record cuda_kernels "not run: not built (no nvcc where it was staged)"
+fi
+# The kernels provider on cuda:0: packs of the CUDA code objects made by its
+# test, round-tripped through cdnn (and under memcheck); then the pack the
+# build made (lib/cdnn/kernels/cuda.kpack, staged with lib/), found by default.
+if [ -x "$stage/bin/test_kernels_cuda" ]; then
+    check kernels_cuda "$stage/bin/test_kernels_cuda" "$stage/kernels"
+    if [ -n "$sanitizer" ]; then
+        check kernels_cuda_memcheck timeout 300 "$sanitizer" --tool memcheck \
+            --error-exitcode 1 "$stage/bin/test_kernels_cuda" "$stage/kernels"
+    fi
+fi
+if [ -f "$stage/lib/cdnn/kernels/cuda.kpack" ]; then
+    check kernels_cuda_pack sh -c "'$stage/bin/cdnn' pack verify '$stage/lib/cdnn/kernels/cuda.kpack' &&
+        '$stage/bin/cdnn' engines --device cuda:0 | grep ' kernels:matmul_cuda '"
 fi
 # The matmul kernels next to cuBLAS (PyTorch), device events, median.
 if [ -x "$stage/bin/bench_gpu_matmul" ]; then
