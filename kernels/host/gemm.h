@@ -18,8 +18,9 @@
  * the partial sums of all but the last step in an f32 buffer of the
  * block's tiles.  The last step finishes a tile in registers, and the
  * epilogue (bias, activation, residual, rounding to C's type) runs on it
- * before C is written, once.  Block sizes keep a block of A in L2 and a
- * block of B in L2/L3.
+ * before C is written, once.  Block sizes keep a step's slice of A in L2
+ * and of B in L2/L3, whatever K is, so that large K does not shrink the
+ * blocks (and repack A for more blocks of B).
  *
  * Threads: the work is cut into units (a batch, a range of rows, a range
  * of columns); each task packs its own blocks in its own workspace slice.
@@ -37,10 +38,11 @@
 
 #define NR (HK_NV * HK_VL)
 
-/* Bytes of packed A and B blocks per task; a smaller K buys taller and
- * wider blocks. */
-#define A_BLOCK_BYTES (256 * 1024)
-#define B_BLOCK_BYTES (1024 * 1024)
+/* Bytes of the KC-deep slices of the packed A and B blocks that one step
+ * walks: A's is re-read for every panel of B, so it stays in L2; B's is
+ * read once per step.  (The blocks themselves span all of K.) */
+#define A_SLICE_BYTES (256 * 1024)
+#define B_SLICE_BYTES (1024 * 1024)
 /* Steps of K per micro-kernel call: a B micro-panel of half the L1 of the
  * smallest CPUs of the level (32 KiB; AVX-512 ones have 48), leaving room
  * for A's. */
@@ -133,11 +135,12 @@ static void plan_gemm(const hk_gemm_t *g, hk_plan_t *p)
     plan_split(g, p, budget);
     p->units = g->batch_count * p->split_m * p->split_n;
     p->tasks = hk_max(hk_min(budget, p->units), 1);
-    int64_t k = hk_max(g->k, 1);
-    p->mc = hk_min(hk_max(A_BLOCK_BYTES / (4 * k) / HK_MR * HK_MR, HK_MR),
-                   p->piece_m);
-    p->nc = hk_min(hk_max(B_BLOCK_BYTES / (4 * k) / NR * NR, NR), p->piece_n);
     p->kc = KC;
+    int64_t depth = hk_max(hk_min(g->k, p->kc), 1);
+    p->mc = hk_min(hk_max(A_SLICE_BYTES / (4 * depth) / HK_MR * HK_MR, HK_MR),
+                   p->piece_m);
+    p->nc = hk_min(hk_max(B_SLICE_BYTES / (4 * depth) / NR * NR, NR),
+                   p->piece_n);
     p->a_floats = (size_t)(p->mc * g->k);
     p->b_floats = (size_t)(p->nc * g->k);
     p->acc_floats = g->k > p->kc ? (size_t)(p->mc * p->nc) : 0;
