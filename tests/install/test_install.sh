@@ -12,13 +12,18 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
-unset CDNN_PROVIDER_PATH
+unset CDNN_PROVIDER_PATH CDNN_KERNEL_PATH
 
 # The installed CLI finds the installed providers by itself.
 "$prefix/bin/cdnn" engines | grep -q "cpu:reference"
 "$prefix/bin/cdnn" engines --json | grep -q "\"provider\": \"cpu\""
 # ...and not those of the build tree.
 "$prefix/bin/cdnn" engines --json | grep -q "$prefix/lib/cdnn/providers/cpu.so"
+# ...and the installed kernel packs, where the build made them.
+if [ -e "$build/lib/cdnn/kernels/host.kpack" ]; then
+    [ -e "$prefix/lib/cdnn/kernels/host.kpack" ]
+    "$prefix/bin/cdnn" engines | grep -q " kernels:matmul_host "
+fi
 
 # pkg-config
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
