@@ -23,13 +23,18 @@ HK_INLINE vf vpow2i(vi n)
  * as hi - n ln2 (ln2 in two parts, exact for the n that occur) before lo
  * is added, so a hi of large magnitude costs no rounding of hi + lo.
  * exp(r), |r| <= ln2/2, by a degree-6 polynomial; 2^n applied in two
- * halves so that results in f32's subnormal range come out (gradually)
- * instead of flushing.  Above 88.72: inf; below -104: 0; NaN stays NaN.
+ * halves, so that n = 128 (just below overflow) does not overflow 2^n.
+ * Above 88.72: inf; NaN stays NaN; below ln(FLT_MIN) = -87.34, where the
+ * result would be subnormal: 0 (as oneDNN's exp).  Subnormal arithmetic
+ * costs x86 ~100 cycles an operation; a softmax or gelu over a wide range
+ * would meet it constantly, for values no f32 sum can see.
  */
+#define HK_EXP_MIN (-87.3365447505531f)
+
 HK_INLINE vf vexp_parts(vf hi, vf lo)
 {
     vf x = vadd(hi, lo);
-    vf clamped = vmin(vmax(x, vset1(-104.0f)), vset1(88.7228394f));
+    vf clamped = vmin(vmax(x, vset1(HK_EXP_MIN)), vset1(88.7228394f));
     vf n = vround(vmul(clamped, vset1(1.44269504088896341f)));
     /* a hi beyond the range is selected away below; clamping it keeps r
      * (and the polynomial) finite meanwhile */
@@ -47,7 +52,7 @@ HK_INLINE vf vexp_parts(vf hi, vf lo)
     vi half = vi_sra(ni, 1);
     vf y = vmul(vmul(p, vpow2i(half)), vpow2i(vi_sub(ni, half)));
     y = vselect(vlt(vset1(88.7228394f), x), vset1(__builtin_inff()), y);
-    y = vselect(vlt(x, vset1(-104.0f)), vzero(), y);
+    y = vselect(vlt(x, vset1(HK_EXP_MIN)), vzero(), y);
     return vselect(visnan(x), x, y);
 }
 
