@@ -19,22 +19,24 @@ HK_INLINE vf vpow2i(vi n)
 }
 
 /*
- * exp(hi + lo), ~1 ulp, for |lo| up to a few units: the argument is reduced
- * as hi - n ln2 (ln2 in two parts, exact for the n that occur) before lo
- * is added, so a hi of large magnitude costs no rounding of hi + lo.
+ * exp(hi + lo), ~1 ulp, for |lo| up to a few units and hi + lo <= 88.72,
+ * not NaN (vexp handles the rest): the argument is reduced as
+ * hi - n ln2 (ln2 in two parts, exact for the n that occur) before lo is
+ * added, so a hi of large magnitude costs no rounding of hi + lo.
  * exp(r), |r| <= ln2/2, by a degree-6 polynomial; 2^n applied in two
  * halves, so that n = 128 (just below overflow) does not overflow 2^n.
- * Above 88.72: inf; NaN stays NaN; below ln(FLT_MIN) = -87.34, where the
- * result would be subnormal: 0 (as oneDNN's exp).  Subnormal arithmetic
- * costs x86 ~100 cycles an operation; a softmax or gelu over a wide range
- * would meet it constantly, for values no f32 sum can see.
+ * Below ln(FLT_MIN) = -87.34, where the result would be subnormal: 0 (as
+ * oneDNN's exp).  Subnormal arithmetic costs x86 ~100 cycles an
+ * operation; a softmax or gelu over a wide range would meet it
+ * constantly, for values no f32 sum can see.
  */
 #define HK_EXP_MIN (-87.3365447505531f)
+#define HK_EXP_MAX 88.7228394f
 
-HK_INLINE vf vexp_parts(vf hi, vf lo)
+HK_INLINE vf vexp_finite(vf hi, vf lo)
 {
     vf x = vadd(hi, lo);
-    vf clamped = vmin(vmax(x, vset1(HK_EXP_MIN)), vset1(88.7228394f));
+    vf clamped = vmin(vmax(x, vset1(HK_EXP_MIN)), vset1(HK_EXP_MAX));
     vf n = vround(vmul(clamped, vset1(1.44269504088896341f)));
     /* a hi beyond the range is selected away below; clamping it keeps r
      * (and the polynomial) finite meanwhile */
@@ -51,12 +53,16 @@ HK_INLINE vf vexp_parts(vf hi, vf lo)
     vi ni = vcvt_round(n);
     vi half = vi_sra(ni, 1);
     vf y = vmul(vmul(p, vpow2i(half)), vpow2i(vi_sub(ni, half)));
-    y = vselect(vlt(vset1(88.7228394f), x), vset1(__builtin_inff()), y);
-    y = vselect(vlt(x, vset1(HK_EXP_MIN)), vzero(), y);
-    return vselect(visnan(x), x, y);
+    return vselect(vlt(x, vset1(HK_EXP_MIN)), vzero(), y);
 }
 
-HK_INLINE vf vexp(vf x) { return vexp_parts(x, vzero()); }
+/* exp(x) for any x: above 88.72 inf, NaN stays NaN. */
+HK_INLINE vf vexp(vf x)
+{
+    vf y = vexp_finite(x, vzero());
+    y = vselect(vlt(vset1(HK_EXP_MAX), x), vset1(__builtin_inff()), y);
+    return vselect(visnan(x), x, y);
+}
 
 /* z^2 = hi + lo exactly, hi = fl(z^2): by FMA where the level has it,
  * else by Dekker's splitting of z into halves of 12 bits. */
@@ -113,12 +119,13 @@ HK_INLINE vf vlog(vf x)
 }
 
 /* 1 / (1 + exp(-x)), accurate on both sides: with e = exp(-|x|) (never
- * overflows) it is 1 / (1 + e) for x >= 0 and e / (1 + e) below. */
+ * overflows) it is e / (1 + e) below 0 and 1 - e / (1 + e) above, which
+ * is exactly 1 where e vanishes, whatever the reciprocal's last bit. */
 HK_INLINE vf vsigmoid(vf x)
 {
     vf e = vexp(vneg(vabs(x)));
-    vf s = vdiv(vset1(1.0f), vadd(vset1(1.0f), e));
-    return vselect(vlt(x, vzero()), vmul(e, s), s);
+    vf low = vmul(e, vrecip(vadd(vset1(1.0f), e))); /* 1 + e in [1, 2] */
+    return vselect(vlt(x, vzero()), low, vsub(vset1(1.0f), low));
 }
 
 HK_INLINE vf vsilu(vf x) { return vmul(x, vsigmoid(x)); }
@@ -139,7 +146,7 @@ HK_INLINE vf vtanh(vf x)
     p = vfma(p, z, vset1(-3.33332819422e-1f));
     vf small = vfma(vmul(p, z), x, x);
     vf e = vexp(vadd(ax, ax));
-    vf large = vsub(vset1(1.0f), vdiv(vset1(2.0f), vadd(e, vset1(1.0f))));
+    vf large = vfnma(vset1(2.0f), vrecip(vadd(e, vset1(1.0f))), vset1(1.0f));
     vf sign = vfloat(vi_and(vbits(x), vi_set1((int32_t)0x80000000u)));
     large = vfloat(vi_or(vbits(large), vbits(sign)));
     vf y = vselect(vlt(ax, vset1(0.625f)), small, large);
@@ -158,7 +165,7 @@ HK_INLINE vf verfc_over_sqrt2(vf a)
 {
     a = vmin(a, vset1(28.0f)); /* erfc(28 / sqrt 2) is 0 in f32 */
     vf z = vmul(a, vset1(0.707106781186547524f));
-    vf t = vdiv(vset1(1.0f), vfma(z, vset1(0.5f), vset1(1.0f)));
+    vf t = vrecip(vfma(z, vset1(0.5f), vset1(1.0f))); /* in (0.08, 1] */
     vf p = vset1(0.17087277f);
     p = vfma(p, t, vset1(-0.82215223f));
     p = vfma(p, t, vset1(1.48851587f));
@@ -172,7 +179,8 @@ HK_INLINE vf verfc_over_sqrt2(vf a)
     vf hi, lo; /* a^2 */
     vsquare_exact(a, &hi, &lo);
     vf half = vset1(0.5f);
-    return vmul(t, vexp_parts(vneg(vmul(hi, half)), vfnma(lo, half, p)));
+    /* the exponent is <= 0 and finite (a is capped): no inf or NaN case */
+    return vmul(t, vexp_finite(vneg(vmul(hi, half)), vfnma(lo, half, p)));
 }
 
 /* gelu(x) = x Phi(x) with Phi(x) = erfc(-x / sqrt 2) / 2, taken from erfc
