@@ -51,7 +51,8 @@ check engines_cuda_missing sh -c "! '$stage/bin/cdnn' engines --device cuda:7"
 check demo "$stage/bin/cdnn" demo
 check test_api "$stage/bin/test_api"
 check test_validation "$stage/bin/test_validation"
-[ -x "$stage/bin/test_ops" ] && check test_ops "$stage/bin/test_ops"
+[ -x "$stage/bin/test_ops" ] && check test_ops env CDNN_TEST_EXAMPLES_DIR="$PWD/examples" \
+    "$stage/bin/test_ops"
 # Rule 6: a CPU plan executed or loaded through a CUDA handle is refused.
 check plan_bound_to_device env CDNN_TEST_FILTER=test_plan_bound_to_its_device \
     "$stage/bin/test_save_load"
