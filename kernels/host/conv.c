@@ -5,10 +5,12 @@
  *     rows    M = n * out_h * out_w   (output pixels)
  *     columns N = k                   (output channels)
  *     depth   K = r * s * c           (filter taps, channels innermost)
- * A panel of A is gathered straight from x: for each tap, HK_MR pixels'
- * c channels (contiguous in NHWC), zero where the tap falls in the
- * padding; no im2col buffer exists.  B is the filter read as
- * [(r, s, c), k].
+ * When x is f32 with its channels packed (NHWC's usual), A is not packed
+ * at all: the micro-kernel reads each tap's c channels of its HK_MR pixels
+ * where they lie in x, and a run of zeros where the tap falls in the
+ * padding (the GEMM driver's tap_rows).  Otherwise a panel of A is
+ * gathered from x, widened, the same way.  No im2col buffer exists either
+ * way.  B is the filter read as [(r, s, c), k].
  * The output, bias and residual rows are pixels, addressed through their
  * {n, h, w} strides, so any NHWC-strided output works.
  */
@@ -114,6 +116,44 @@ static void pack_tap(const cdnn_host_tensor_t *x, const void *const *src,
                                          : 0.0f;
 }
 
+/* The tile's pixels, for tap_rows: image offset in x, and the input row
+ * and column of tap (0, 0).  Pixels follow one another along a row of the
+ * output, so one division finds the first. */
+static void tile_rows(const hk_gemm_t *g, int64_t i0, int64_t rows,
+                      int64_t state[HK_MR][3])
+{
+    const cdnn_host_conv_args_t *a = args_of(g);
+    pixel_t p = pixel_of(a, i0);
+    for (int64_t i = 0; i < rows; i++) {
+        state[i][0] = p.image * a->x.strides[0];
+        state[i][1] = p.oh * a->stride_h - a->pad_h;
+        state[i][2] = p.ow * a->stride_w - a->pad_w;
+        if (++p.ow == a->out_w) {
+            p.ow = 0;
+            if (++p.oh == a->out_h) {
+                p.oh = 0;
+                p.image++;
+            }
+        }
+    }
+}
+
+static void tap_rows(const hk_gemm_t *g, int64_t state[HK_MR][3],
+                     int64_t rows, int64_t tap, const float *zeros,
+                     const float **dst)
+{
+    const cdnn_host_conv_args_t *a = args_of(g);
+    int64_t dy = tap / a->s * a->dilation_h, dx = tap % a->s * a->dilation_w;
+    for (int i = 0; i < HK_MR; i++) {
+        int64_t ih = i < rows ? state[i][1] + dy : -1;
+        int64_t iw = i < rows ? state[i][2] + dx : -1;
+        int inside = ih >= 0 && ih < a->h && iw >= 0 && iw < a->w;
+        dst[i] = inside ? (const float *)a->x.data + state[i][0] +
+                              ih * a->x.strides[1] + iw * a->x.strides[2]
+                        : zeros;
+    }
+}
+
 static void pack_a_panel(const hk_gemm_t *g, const hk_unit_t *u, int64_t i0,
                          int64_t rows, float *dst)
 {
@@ -181,6 +221,11 @@ HK_EXPORT int32_t HK_ENTRY(const cdnn_host_conv_args_t *args,
         .row_offsets = row_offsets,
         .pack_a_panel = pack_a_panel,
         .pack_b_panel = pack_b_panel,
+        /* channels packed f32: read in place */
+        .tap_depth = args->x.type == CDNN_HOST_F32 && args->x.strides[3] == 1
+                         ? args->c : 0,
+        .tile_rows = tile_rows,
+        .tap_rows = tap_rows,
     };
     return hk_gemm_entry(&g, args->workspace, args->workspace_size,
                          workspace_bytes);

@@ -83,6 +83,21 @@ struct hk_gemm {
     /* columns [j0, j0 + cols) of B, cols <= NR, as one panel */
     void (*pack_b_panel)(const hk_gemm_t *g, const hk_unit_t *u, int64_t j0,
                          int64_t cols, float *dst);
+    /*
+     * Optional: A read in place instead of packed, where each row of A is
+     * K / tap_depth runs ("taps") of tap_depth consecutive f32 values (a
+     * convolution over packed channels).  tap_depth > 0 turns it on (with
+     * k > 0).  tile_rows notes what it needs of rows [i0, i0 + rows)
+     * (rows <= HK_MR) in `state`; tap_rows then gives each of the HK_MR
+     * rows' run of tap t, or `zeros` (tap_depth zero floats) where the row
+     * or the tap lies outside A.
+     */
+    int64_t tap_depth;
+    void (*tile_rows)(const hk_gemm_t *g, int64_t i0, int64_t rows,
+                      int64_t state[HK_MR][3]);
+    void (*tap_rows)(const hk_gemm_t *g, int64_t state[HK_MR][3],
+                     int64_t rows, int64_t tap, const float *zeros,
+                     const float **dst);
 };
 
 typedef struct hk_plan {
@@ -91,7 +106,8 @@ typedef struct hk_plan {
     int64_t units, tasks;
     int64_t mc, nc;              /* rows of A, columns of B per block */
     int64_t kc;                  /* steps of K per micro-kernel call */
-    size_t a_floats, b_floats;   /* per task */
+    int direct;                  /* A read in place (tap_rows) */
+    size_t a_floats, b_floats;   /* per task (direct: A's zeros) */
     size_t acc_floats;           /* partial sums of a block, when K > kc */
     size_t task_bytes;
 } hk_plan_t;
@@ -141,9 +157,12 @@ static void plan_gemm(const hk_gemm_t *g, hk_plan_t *p)
                    p->piece_m);
     p->nc = hk_min(hk_max(B_SLICE_BYTES / (4 * depth) / NR * NR, NR),
                    p->piece_n);
-    p->a_floats = (size_t)(p->mc * g->k);
+    /* in place, a tile's taps are summed in its stack tile, one after
+     * another: no packed A, no buffer of partial sums */
+    p->direct = g->tap_depth > 0 && g->k > 0;
+    p->a_floats = (size_t)(p->direct ? g->tap_depth : p->mc * g->k);
     p->b_floats = (size_t)(p->nc * g->k);
-    p->acc_floats = g->k > p->kc ? (size_t)(p->mc * p->nc) : 0;
+    p->acc_floats = !p->direct && g->k > p->kc ? (size_t)(p->mc * p->nc) : 0;
     p->task_bytes = (p->a_floats + p->b_floats + p->acc_floats) * sizeof(float) +
                     3 * HK_ALIGN;
 }
@@ -181,6 +200,38 @@ static void micro_kernel(int64_t k, const float *restrict a,
                 acc[i][v] = vfma(av, bv[v], acc[i][v]);
         }
         a += HK_MR;
+        b += NR;
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < HK_MR; i++)
+#pragma GCC unroll 8
+        for (int v = 0; v < HK_NV; v++)
+            vstore(tile + i * NR + v * HK_VL, acc[i][v]);
+}
+
+/* The same with A's HK_MR rows read in place, each from its own run. */
+static void micro_kernel_rows(int64_t k, const float *const *rows,
+                              const float *restrict b, const float *init,
+                              float *tile)
+{
+    vf acc[HK_MR][HK_NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < HK_MR; i++)
+#pragma GCC unroll 8
+        for (int v = 0; v < HK_NV; v++)
+            acc[i][v] = init ? vload(init + i * NR + v * HK_VL) : vzero();
+    for (int64_t p = 0; p < k; p++) {
+        vf bv[HK_NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < HK_NV; v++)
+            bv[v] = vload(b + v * HK_VL);
+#pragma GCC unroll 16
+        for (int i = 0; i < HK_MR; i++) {
+            vf av = vset1(rows[i][p]);
+#pragma GCC unroll 8
+            for (int v = 0; v < HK_NV; v++)
+                acc[i][v] = vfma(av, bv[v], acc[i][v]);
+        }
         b += NR;
     }
 #pragma GCC unroll 16
@@ -294,6 +345,32 @@ static void multiply_block(const hk_gemm_job_t *job, const hk_unit_t *u,
     }
 }
 
+/* A block of C with A read in place: for each panel of B, each tile of
+ * rows sums its taps one after another in its stack tile (the panel of B,
+ * all of K, is reused from L2 by every tile), then finishes. */
+static void multiply_block_direct(const hk_gemm_job_t *job, const hk_unit_t *u,
+                                  const float *b_pack, const float *zeros,
+                                  int64_t i0, int64_t rows, int64_t j0,
+                                  int64_t cols)
+{
+    const hk_gemm_t *g = job->g;
+    int64_t depth = g->tap_depth, taps = g->k / depth;
+    float tile[HK_MR * NR] __attribute__((aligned(HK_ALIGN)));
+    int64_t state[HK_MR][3];
+    const float *a_rows[HK_MR];
+    for (int64_t j = 0; j < cols; j += NR)
+        for (int64_t i = 0; i < rows; i += HK_MR) {
+            int64_t n = hk_min(HK_MR, rows - i);
+            g->tile_rows(g, i0 + i, n, state);
+            for (int64_t t = 0; t < taps; t++) {
+                g->tap_rows(g, state, n, t, zeros, a_rows);
+                micro_kernel_rows(depth, a_rows, b_pack + j * g->k + t * depth * NR,
+                                  t > 0 ? tile : NULL, tile);
+            }
+            finish_tile(g, u, tile, i0 + i, j0 + j, n, hk_min(NR, cols - j));
+        }
+}
+
 static void multiply_unit(const hk_gemm_job_t *job, const hk_unit_t *u,
                           float *a_pack, float *b_pack, float *acc)
 {
@@ -305,6 +382,11 @@ static void multiply_unit(const hk_gemm_job_t *job, const hk_unit_t *u,
                             b_pack + j * g->k);
         for (int64_t i0 = u->m0; i0 < u->m1; i0 += job->plan.mc) {
             int64_t rows = hk_min(job->plan.mc, u->m1 - i0);
+            if (job->plan.direct) { /* a_pack holds the zeros */
+                multiply_block_direct(job, u, b_pack, a_pack, i0, rows, j0,
+                                      cols);
+                continue;
+            }
             for (int64_t i = 0; i < rows; i += HK_MR)
                 g->pack_a_panel(g, u, i0 + i, hk_min(HK_MR, rows - i),
                                 a_pack + i * g->k);
@@ -335,6 +417,9 @@ static void run_task(void *arg, int64_t task)
     float *a_pack = hk_align_up(slice);
     float *b_pack = hk_align_up(a_pack + p->a_floats);
     float *acc = hk_align_up(b_pack + p->b_floats);
+    if (p->direct) /* the run that rows outside A read */
+        for (size_t i = 0; i < p->a_floats; i++)
+            a_pack[i] = 0.0f;
     int64_t first = task * p->units / p->tasks;
     int64_t last = (task + 1) * p->units / p->tasks;
     for (int64_t i = first; i < last; i++) {
