@@ -356,8 +356,9 @@ typedef struct cdnn_host_norm_args {
 
 /* ------------------------------------------------------------------------
  * "host-conv-nhwc-v1": 2-D convolution forward, NHWC, with the matmul's
- * fused epilogue, as an implicit GEMM (the input is gathered into the
- * packed panels directly; no im2col buffer):
+ * fused epilogue, as an implicit GEMM: no im2col buffer; an f32 x with
+ * packed channels is read in place, other inputs are gathered into the
+ * packed panels:
  *     acc = sum over r < R, s < S, ci < C of
  *           x[n, oh*stride_h - pad_h + r*dilation_h,
  *                ow*stride_w - pad_w + s*dilation_w, ci] * filter[k, r, s, ci]
