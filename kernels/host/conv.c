@@ -193,8 +193,13 @@ static void pack_b_panel(const hk_gemm_t *g, const hk_unit_t *u, int64_t j0,
                                          (j0 + j) * w->strides[0] +
                                              r * w->strides[1] +
                                              s * w->strides[2]);
-                for (int64_t ci = 0; ci < a->c; ci++, p++)
-                    col[p * NR] = hk_load1(w->type, taps, ci * w->strides[3]);
+                if (w->type == CDNN_HOST_F32 && w->strides[3] == 1)
+                    for (int64_t ci = 0; ci < a->c; ci++, p++)
+                        col[p * NR] = ((const float *)taps)[ci];
+                else
+                    for (int64_t ci = 0; ci < a->c; ci++, p++)
+                        col[p * NR] = hk_load1(w->type, taps,
+                                               ci * w->strides[3]);
             }
     }
 }

@@ -122,17 +122,25 @@ typedef struct hk_gemm_job {
  * Plan
  * ------------------------------------------------------------------------ */
 
-/* Pieces per batch: the longer side of C is cut, so that the packing
- * repeated in every piece (all of B for a cut of rows) stays small next to
- * the piece's arithmetic. */
+/* Pieces per batch.  Every piece packs the B of its columns and the A of
+ * its rows, so a cut of rows repeats B's packing and a cut of columns A's:
+ * the longer side of C is cut, which repeats the smaller operand.  An A
+ * read in place costs nothing to repeat: its columns are cut first (as
+ * far as they go), then its rows. */
 static void plan_split(const hk_gemm_t *g, hk_plan_t *p, int64_t budget)
 {
     int64_t want = hk_ceil_div(budget, hk_max(g->batch_count, 1));
+    int64_t col_panels = hk_ceil_div(g->n, NR);
     p->split_m = p->split_n = 1;
-    if (want > 1 && g->m >= g->n)
+    if (want > 1 && g->tap_depth > 0) {
+        p->split_n = hk_min(want, col_panels);
+        p->split_m = hk_min(hk_ceil_div(want, p->split_n),
+                            hk_ceil_div(g->m, HK_MR));
+    } else if (want > 1 && g->m >= g->n) {
         p->split_m = hk_min(want, hk_ceil_div(g->m, HK_MR));
-    else if (want > 1)
-        p->split_n = hk_min(want, hk_ceil_div(g->n, NR));
+    } else if (want > 1) {
+        p->split_n = hk_min(want, col_panels);
+    }
     p->piece_m = hk_round_up(hk_ceil_div(g->m, p->split_m), HK_MR);
     p->piece_n = hk_round_up(hk_ceil_div(g->n, p->split_n), NR);
     p->split_m = hk_max(hk_ceil_div(g->m, p->piece_m), 1);
