@@ -34,6 +34,22 @@ void cuda_code_leave(const cuda_code_t *code)
     code->cu->ctx_pop_current(&popped);
 }
 
+cdnn_status_t cuda_code_launch(const cuda_code_t *code, const unsigned grid[3],
+                               unsigned block, unsigned shared_bytes, void *stream,
+                               void **params)
+{
+    cdnn_status_t st = cuda_code_enter(code);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    sdk_cu_result r = code->cu->launch_kernel(code->function, grid[0], grid[1], grid[2],
+                                              block, 1, 1, shared_bytes, stream, params,
+                                              NULL);
+    cuda_code_leave(code);
+    return r == SDK_CU_SUCCESS
+               ? CDNN_STATUS_SUCCESS
+               : cuda_failed(code, CDNN_STATUS_EXECUTION_FAILED, r, "cuLaunchKernel");
+}
+
 /* A device that cannot take the image is "valid but not loadable here". */
 static cdnn_status_t load_failed(const cuda_code_t *code, sdk_cu_result r,
                                  const char *kernel_id)

@@ -45,6 +45,12 @@ void cuda_code_unload(cuda_code_t *code);
 cdnn_status_t cuda_code_enter(const cuda_code_t *code);
 void cuda_code_leave(const cuda_code_t *code);
 
+/** Launch the code's function on stream with one block shape (x only) and
+ * the kernel's by-value parameters, its context current for the call. */
+cdnn_status_t cuda_code_launch(const cuda_code_t *code, const unsigned grid[3],
+                               unsigned block, unsigned shared_bytes, void *stream,
+                               void **params);
+
 /** A failed driver call as a provider failure: status, what, the driver's
  * words. */
 cdnn_status_t cuda_failed(const cuda_code_t *code, cdnn_status_t status, sdk_cu_result r,

@@ -244,17 +244,11 @@ static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
     const int64_t *v = l->values;
     void *params[] = {&p};
     cdnn_status_t st = params_of(v, args, &p);
-    if (st == CDNN_STATUS_SUCCESS)
-        st = cuda_code_enter(l->cuda);
-    if (st != CDNN_STATUS_SUCCESS)
-        return st;
-    sdk_cu_result r = l->cuda->cu->launch_kernel(
-        l->cuda->function, (unsigned)v[V_GRID_X], (unsigned)v[V_GRID_Y], (unsigned)v[V_GRID_Z],
-        (unsigned)v[V_BLOCK], 1, 1, (unsigned)v[V_SMEM], args->stream, params, NULL);
-    cuda_code_leave(l->cuda);
-    return r == SDK_CU_SUCCESS ? CDNN_STATUS_SUCCESS
-                               : cuda_failed(l->cuda, CDNN_STATUS_EXECUTION_FAILED, r,
-                                             "cuLaunchKernel");
+    const unsigned grid[3] = {(unsigned)v[V_GRID_X], (unsigned)v[V_GRID_Y],
+                              (unsigned)v[V_GRID_Z]};
+    return st ? st
+              : cuda_code_launch(l->cuda, grid, (unsigned)v[V_BLOCK], (unsigned)v[V_SMEM],
+                                 args->stream, params);
 }
 
 static uint32_t shared_bytes(const int64_t *values)

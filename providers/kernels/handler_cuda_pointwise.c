@@ -222,17 +222,8 @@ static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
     cdnn_cuda_pointwise_params_t p;
     void *params[] = {&p};
     cdnn_status_t st = params_of(l->values, args, &p);
-    if (st == CDNN_STATUS_SUCCESS)
-        st = cuda_code_enter(l->cuda);
-    if (st != CDNN_STATUS_SUCCESS)
-        return st;
-    sdk_cu_result r = l->cuda->cu->launch_kernel(l->cuda->function,
-                                                 (unsigned)l->values[V_GRID], 1, 1, BLOCK, 1,
-                                                 1, 0, args->stream, params, NULL);
-    cuda_code_leave(l->cuda);
-    return r == SDK_CU_SUCCESS ? CDNN_STATUS_SUCCESS
-                               : cuda_failed(l->cuda, CDNN_STATUS_EXECUTION_FAILED, r,
-                                             "cuLaunchKernel");
+    const unsigned grid[3] = {(unsigned)l->values[V_GRID], 1, 1};
+    return st ? st : cuda_code_launch(l->cuda, grid, BLOCK, 0, args->stream, params);
 }
 
 static uint32_t no_shared_bytes(const int64_t *values)
