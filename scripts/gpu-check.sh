@@ -4,7 +4,7 @@
 # Here (no GPU):   scripts/gpu-check.sh stage
 #   builds (in $BUILD, default build/), then copies the build, the CUDA
 #   code objects and the shared libraries the device machine may lack into
-#   .gpu-stage/ (ignored by git; carry it).
+#   $STAGE (default .gpu-stage/; ignored by git; carry it).
 # There (GPU):     scripts/gpu-check.sh run
 #   runs the CUDA handle checks, the unit tests that do not need this
 #   checkout's absolute paths, the demo, the CUDA kernel tests (also under
@@ -13,7 +13,7 @@
 #   of results last.
 set -eu
 cd "$(dirname "$0")/.."
-stage=.gpu-stage
+stage=${STAGE:-.gpu-stage}
 build=${BUILD:-build}
 
 if [ "${1:-}" = stage ]; then
