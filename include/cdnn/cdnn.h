@@ -225,6 +225,68 @@ CDNN_API cdnn_status_t cdnn_handle_engine_info(const cdnn_handle_t *handle,
 CDNN_API const char *cdnn_provider_search_path(void);
 
 /* ------------------------------------------------------------------------
+ * Device memory
+ *
+ * What a program needs to run a plan on a device without linking that
+ * device's runtime: buffers on the handle's device, copies to and from
+ * host memory, and waiting for the handle's stream.  On a CPU handle the
+ * buffers are host memory; on a CUDA handle they are device memory
+ * (cuMemAlloc) in the device's primary context, and a pointer returned
+ * here may be passed to cdnn_graph_execute and to CUDA directly.
+ *
+ * The handle keeps a table of the blocks it handed out, so that the calls
+ * below check what they are given: a pointer that is not one of the
+ * handle's blocks, a double free, or a copy that runs past the end of its
+ * block fails with BAD_PARAM instead of corrupting memory.  Blocks still
+ * allocated when the handle is destroyed are freed with it.  All of these
+ * calls are thread-safe on one handle.
+ * ------------------------------------------------------------------------ */
+
+/**
+ * Allocate bytes (> 0) on the handle's device, aligned to 256 bytes (at
+ * least what any plan asks of a tensor; see cdnn_tensor_io.alignment).
+ * The contents are undefined.  ALLOC_FAILED names the size when the device
+ * has no room; *pointer is NULL on failure.
+ */
+CDNN_API cdnn_status_t cdnn_memory_alloc(cdnn_handle_t *handle, size_t bytes,
+                                         void **pointer);
+
+/**
+ * Free a block from cdnn_memory_alloc on the same handle.  NULL is
+ * accepted and does nothing; any other pointer that is not the start of a
+ * live block of this handle fails with BAD_PARAM and frees nothing.  On a
+ * CUDA handle the caller must first make sure no queued work still uses
+ * the block (cdnn_handle_synchronize).
+ */
+CDNN_API cdnn_status_t cdnn_memory_free(cdnn_handle_t *handle, void *pointer);
+
+/**
+ * Copy bytes from host memory to device_dst, which with its bytes must lie
+ * inside one live block of this handle.  The copy is queued on the
+ * handle's stream after the work already there and has completed when the
+ * call returns, so the host buffer may be reused at once.
+ */
+CDNN_API cdnn_status_t cdnn_memory_upload(cdnn_handle_t *handle, void *device_dst,
+                                          const void *host_src, size_t bytes);
+
+/**
+ * Copy bytes from device_src, which with its bytes must lie inside one
+ * live block of this handle, to host memory.  The copy is queued on the
+ * handle's stream after the work already there (a plan's execution, say)
+ * and the bytes are in host_dst when the call returns.
+ */
+CDNN_API cdnn_status_t cdnn_memory_download(cdnn_handle_t *handle, void *host_dst,
+                                            const void *device_src, size_t bytes);
+
+/**
+ * Wait until the work queued on the handle's stream has finished; on a CPU
+ * handle there is none and it returns at once.  A failure of queued work
+ * (a kernel that faulted) is reported here, as EXECUTION_FAILED with the
+ * driver's words.
+ */
+CDNN_API cdnn_status_t cdnn_handle_synchronize(cdnn_handle_t *handle);
+
+/* ------------------------------------------------------------------------
  * Operation attributes
  * ------------------------------------------------------------------------ */
 

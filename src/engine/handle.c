@@ -102,12 +102,14 @@ cdnn_status_t cdnn_handle_create(cdnn_handle_t **handle, const char *device)
     cdnn_handle_t *h = calloc(1, sizeof *h);
     if (!h)
         return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory creating a handle");
+    memory_table_init(&h->memory);
     st = open_device(h, kind, ordinal);
     if (st == CDNN_STATUS_SUCCESS)
         st = registry_acquire();
     if (st != CDNN_STATUS_SUCCESS) {
         if (kind == CDNN_DEVICE_CUDA)
             cuda_device_close(&h->cuda);
+        memory_table_destroy(h);
         free(h);
         return st;
     }
@@ -119,6 +121,7 @@ void cdnn_handle_destroy(cdnn_handle_t *handle)
 {
     if (!handle)
         return;
+    memory_table_destroy(handle);
     if (handle->device.kind == CDNN_DEVICE_CUDA)
         cuda_device_close(&handle->cuda);
     registry_release();

@@ -5,6 +5,7 @@
 #include <cdnn/provider.h>
 
 #include "device/cuda_driver.h"
+#include "device/memory.h"
 
 struct cdnn_handle {
     cdnn_device_view_t device;
@@ -13,6 +14,7 @@ struct cdnn_handle {
     char device_key[160];   /* what a benchmark result holds for: the model */
     cuda_device_t cuda;     /* when device.kind is CUDA */
     void *stream;
+    memory_table_t memory;  /* the blocks of cdnn_memory_alloc */
 };
 
 #endif
