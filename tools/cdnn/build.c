@@ -175,17 +175,12 @@ static int print_ranking(const cdnn_graph_t *g, FILE *report)
  * fastest. */
 static int execute_once(cdnn_graph_t *g, cdnn_handle_t *h)
 {
-    if (strcmp(cdnn_handle_device(h), "cpu") != 0)
-        return cli_fail("build", CDNN_STATUS_NOT_SUPPORTED,
-                        "benchmarking (--benchmark, or CDNN_FORCE_BENCHMARKING=1) "
-                        "executes the plan on host memory, so it runs on the cpu device "
-                        "only for now, not on %s", cdnn_handle_device(h));
     cli_tensors_t t = {0};
-    int rc = cli_tensors_alloc("build", g, &t);
-    if (rc == EXIT_OK) {
-        cli_tensors_fill_inputs(&t);
-        rc = cli_tensors_execute("build", g, h, &t);
-    }
+    int rc = cli_tensors_alloc("build", g, h, &t);
+    if (rc == EXIT_OK)
+        rc = cli_tensors_fill_inputs("build", &t);
+    if (rc == EXIT_OK)
+        rc = cli_tensors_execute("build", g, &t);
     cli_tensors_free(&t);
     return rc;
 }

@@ -24,10 +24,12 @@ static const char run_help[] =
     "execute it N times, reporting the mean and median time.  Outputs are\n"
     "poisoned before every execute, so a value the plan fails to write shows.\n"
     "\n"
-    "  --device DEVICE   the device to load on (default cpu; the tensors live\n"
-    "                    in host memory, so only cpu runs for now)\n"
-    "  --check           also build FILE's graph pinned to cpu:reference, run\n"
-    "                    it on the same inputs and compare every output\n"
+    "  --device DEVICE   the device to load and run on: cpu (the default) or\n"
+    "                    cuda:N, where the inputs are uploaded to device\n"
+    "                    memory and the outputs downloaded after the run\n"
+    "  --check           also build FILE's graph pinned to cpu:reference on\n"
+    "                    the CPU, run it on the same inputs and compare every\n"
+    "                    output\n"
     "                    (tolerance relative to max(|ref|, 1): f32 and f64\n"
     "                    1e-4, f16 1e-2, bf16 5e-2, integers exact); exit 1\n"
     "                    on a mismatch.  Needs a graph: a bare plan cannot be\n"
@@ -98,7 +100,7 @@ static int copy_inputs(const cli_tensors_t *from, cli_tensors_t *to)
                             "graph's (is the container's plan built from another graph?)",
                             io->uid);
         if (!io->is_output)
-            memcpy(to->ptrs[i], from->ptrs[k], io->span_bytes);
+            memcpy(to->host[i], from->host[k], io->span_bytes);
     }
     return to->count == from->count
                ? EXIT_OK
@@ -116,11 +118,14 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static int execute(const cdnn_graph_t *g, cdnn_handle_t *h, cli_tensors_t *t, double *ms)
+/* One execute on poisoned outputs, timed from the call to the end of the
+ * work on the device. */
+static int execute(const cdnn_graph_t *g, cli_tensors_t *t, double *ms)
 {
-    cli_tensors_poison_outputs(t);
+    int rc = cli_tensors_poison_outputs("run", t);
     double start = now_ms();
-    int rc = cli_tensors_execute("run", g, h, t);
+    if (rc == EXIT_OK)
+        rc = cli_tensors_execute("run", g, t);
     *ms = now_ms() - start;
     return rc;
 }
@@ -132,7 +137,7 @@ static int compare_doubles(const void *a, const void *b)
 }
 
 /* Execute n times and print the mean and median. */
-static int execute_timed(const cdnn_graph_t *g, cdnn_handle_t *h, cli_tensors_t *t, long n)
+static int execute_timed(const cdnn_graph_t *g, cli_tensors_t *t, long n)
 {
     double *ms = malloc((size_t)n * sizeof *ms), sum = 0;
     if (!ms)
@@ -140,7 +145,7 @@ static int execute_timed(const cdnn_graph_t *g, cdnn_handle_t *h, cli_tensors_t 
                         "out of memory for %ld timings", n);
     int rc = EXIT_OK;
     for (long i = 0; i < n && rc == EXIT_OK; i++) {
-        rc = execute(g, h, t, &ms[i]);
+        rc = execute(g, t, &ms[i]);
         sum += ms[i];
     }
     if (rc == EXIT_OK) {
@@ -202,8 +207,8 @@ static int compare_outputs(const cli_tensors_t *got, const cli_tensors_t *ref)
     int bad = 0;
     for (int32_t i = 0; i < ref->count; i++)
         if (ref->io[i].is_output)
-            bad += !compare_output(&ref->io[i], got->ptrs[cli_tensors_find(got, ref->uids[i])],
-                                   ref->ptrs[i]);
+            bad += !compare_output(&ref->io[i], got->host[cli_tensors_find(got, ref->uids[i])],
+                                   ref->host[i]);
     if (bad)
         return cli_fail("run", CDNN_STATUS_EXECUTION_FAILED,
                         "%d output%s differ from cpu:reference beyond tolerance", bad,
@@ -240,11 +245,11 @@ static int check(const cli_artifact_t *a, cdnn_handle_t *h, const cli_tensors_t 
     if (rc == EXIT_OK)
         rc = build_reference(g, h, &cpu);
     if (rc == EXIT_OK)
-        rc = cli_tensors_alloc("run", g, &ref);
+        rc = cli_tensors_alloc("run", g, cpu ? cpu : h, &ref);
     if (rc == EXIT_OK)
         rc = copy_inputs(got, &ref);
     if (rc == EXIT_OK)
-        rc = execute(g, cpu ? cpu : h, &ref, &ms);
+        rc = execute(g, &ref, &ms);
     if (rc == EXIT_OK)
         rc = compare_outputs(got, &ref);
     cli_tensors_free(&ref);
@@ -291,12 +296,15 @@ static int run_loaded(const run_args_t *args, const cli_artifact_t *a, cdnn_hand
     cli_tensors_t t = {0};
     int rc = load(a, h, &g);
     if (rc == EXIT_OK)
-        rc = cli_tensors_alloc("run", g, &t);
+        rc = cli_tensors_alloc("run", g, h, &t);
     if (rc == EXIT_OK) {
         describe(a->path, g, h, &t);
-        cli_tensors_fill_inputs(&t);
-        rc = execute_timed(g, h, &t, args->iterations);
+        rc = cli_tensors_fill_inputs("run", &t);
     }
+    if (rc == EXIT_OK)
+        rc = execute_timed(g, &t, args->iterations);
+    if (rc == EXIT_OK)
+        rc = cli_tensors_fetch_outputs("run", &t);
     if (rc == EXIT_OK && args->check)
         rc = check(a, h, &t);
     cli_tensors_free(&t);
@@ -320,11 +328,6 @@ int cli_run(int argc, char **argv)
                       "save it as graph+plan");
     if (rc == EXIT_OK)
         rc = cli_open_handle("run", args.device, &h);
-    /* Tensors are host memory; a GPU plan would be handed CPU pointers. */
-    if (rc == EXIT_OK && strcmp(cdnn_handle_device(h), "cpu") != 0)
-        rc = cli_fail("run", CDNN_STATUS_NOT_SUPPORTED,
-                      "tensors are allocated in host memory, so plans run on the "
-                      "cpu device only for now, not on %s", cdnn_handle_device(h));
     if (rc == EXIT_OK)
         rc = run_loaded(&args, &a, h);
     cdnn_handle_destroy(h);

@@ -1,5 +1,5 @@
 /*
- * tensors.c -- host memory for a plan's variant pack (see tensors.h).
+ * tensors.c -- memory for a plan's variant pack (see tensors.h).
  */
 #include "tensors.h"
 
@@ -16,14 +16,28 @@
  * engine, and a bound keeps a hostile plan from asking for absurd ones. */
 #define MAX_ALIGNMENT ((int64_t)1 << 16)
 
+/* A plan on the CPU reads the host copies themselves. */
+static int on_cpu(const cli_tensors_t *t)
+{
+    return strcmp(cdnn_handle_device(t->handle), "cpu") == 0;
+}
+
 void cli_tensors_free(cli_tensors_t *t)
 {
-    for (int32_t i = 0; t->ptrs && i < t->count; i++)
-        free(t->ptrs[i]);
+    int separate = t->handle && !on_cpu(t);
+    for (int32_t i = 0; t->host && i < t->count; i++) {
+        if (separate && t->device)
+            cdnn_memory_free(t->handle, t->device[i]);
+        free(t->host[i]);
+    }
+    if (separate)
+        cdnn_memory_free(t->handle, t->workspace);
+    else
+        free(t->workspace);
     free(t->io);
     free(t->uids);
-    free(t->ptrs);
-    free(t->workspace);
+    free(t->host);
+    free(t->device);
     memset(t, 0, sizeof *t);
 }
 
@@ -34,6 +48,24 @@ static void *alloc_aligned(size_t bytes, int64_t alignment)
     if (bytes > SIZE_MAX - align)
         return NULL;
     return aligned_alloc(align, (bytes + align - 1) / align * align + (bytes ? 0 : align));
+}
+
+/* bytes on the plan's device: host memory on the CPU, else a block of
+ * cdnn_memory_alloc (256-byte aligned). */
+static int alloc_on_device(const char *cmd, cli_tensors_t *t, size_t bytes,
+                           int64_t alignment, void *host, void **p)
+{
+    if (on_cpu(t)) {
+        *p = host ? host : alloc_aligned(bytes, alignment);
+        return *p ? EXIT_OK
+                  : cli_fail(cmd, CDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu B", bytes);
+    }
+    if (alignment > 256)
+        return cli_fail(cmd, CDNN_STATUS_NOT_SUPPORTED,
+                        "a tensor asks for alignment %" PRId64 "; device memory from "
+                        "cdnn_memory_alloc is aligned to 256", alignment);
+    cdnn_status_t st = cdnn_memory_alloc(t->handle, bytes ? bytes : 1, p);
+    return st == CDNN_STATUS_SUCCESS ? EXIT_OK : cli_report(cmd, st);
 }
 
 static int alloc_one(const char *cmd, cli_tensors_t *t, int32_t i)
@@ -49,17 +81,20 @@ static int alloc_one(const char *cmd, cli_tensors_t *t, int32_t i)
                         "; cdnn %s handles powers of two up to %" PRId64,
                         io->uid, io->alignment, cmd, MAX_ALIGNMENT);
     t->uids[i] = io->uid;
-    t->ptrs[i] = alloc_aligned(io->span_bytes, io->alignment);
-    if (!t->ptrs[i])
+    t->host[i] = alloc_aligned(io->span_bytes, io->alignment);
+    if (!t->host[i])
         return cli_fail(cmd, CDNN_STATUS_ALLOC_FAILED,
                         "cannot allocate %zu B for tensor uid %" PRId64,
                         io->span_bytes, io->uid);
-    return EXIT_OK;
+    return alloc_on_device(cmd, t, io->span_bytes, io->alignment, t->host[i],
+                           &t->device[i]);
 }
 
-int cli_tensors_alloc(const char *cmd, const cdnn_graph_t *g, cli_tensors_t *t)
+int cli_tensors_alloc(const char *cmd, const cdnn_graph_t *g, cdnn_handle_t *h,
+                      cli_tensors_t *t)
 {
     memset(t, 0, sizeof *t);
+    t->handle = h;
     size_t ws = 0;
     cdnn_status_t st = cdnn_graph_io_tensors(g, NULL, 0, &t->count);
     if (st == CDNN_STATUS_SUCCESS)
@@ -69,8 +104,9 @@ int cli_tensors_alloc(const char *cmd, const cdnn_graph_t *g, cli_tensors_t *t)
     size_t n = t->count > 0 ? (size_t)t->count : 1;
     t->io = calloc(n, sizeof *t->io);
     t->uids = calloc(n, sizeof *t->uids);
-    t->ptrs = calloc(n, sizeof *t->ptrs);
-    if (!t->io || !t->uids || !t->ptrs)
+    t->host = calloc(n, sizeof *t->host);
+    t->device = calloc(n, sizeof *t->device);
+    if (!t->io || !t->uids || !t->host || !t->device)
         return cli_fail(cmd, CDNN_STATUS_ALLOC_FAILED,
                         "out of memory for %d tensors", t->count);
     if ((st = cdnn_graph_io_tensors(g, t->io, t->count, &t->count)) != CDNN_STATUS_SUCCESS)
@@ -78,10 +114,18 @@ int cli_tensors_alloc(const char *cmd, const cdnn_graph_t *g, cli_tensors_t *t)
     for (int32_t i = 0; i < t->count; i++)
         if (alloc_one(cmd, t, i) != EXIT_OK)
             return EXIT_FAILED;
-    if (ws && !(t->workspace = alloc_aligned(ws, 256)))
-        return cli_fail(cmd, CDNN_STATUS_ALLOC_FAILED,
-                        "cannot allocate a %zu B workspace", ws);
-    return EXIT_OK;
+    return ws ? alloc_on_device(cmd, t, ws, 256, NULL, &t->workspace) : EXIT_OK;
+}
+
+/* Copy tensor i's host copy to the device, or back (to_host). */
+static int transfer(const char *cmd, cli_tensors_t *t, int32_t i, int to_host)
+{
+    if (on_cpu(t))
+        return EXIT_OK;
+    size_t bytes = t->io[i].span_bytes;
+    cdnn_status_t st = to_host ? cdnn_memory_download(t->handle, t->host[i], t->device[i], bytes)
+                               : cdnn_memory_upload(t->handle, t->device[i], t->host[i], bytes);
+    return st == CDNN_STATUS_SUCCESS ? EXIT_OK : cli_report(cmd, st);
 }
 
 /* Uniform in [-1, 1) for floats, small integers, 0 or 1 for bool. */
@@ -99,18 +143,35 @@ static void fill_input(const cdnn_tensor_io_t *io, void *p)
     }
 }
 
-void cli_tensors_fill_inputs(cli_tensors_t *t)
+int cli_tensors_fill_inputs(const char *cmd, cli_tensors_t *t)
 {
-    for (int32_t i = 0; i < t->count; i++)
-        if (!t->io[i].is_output)
-            fill_input(&t->io[i], t->ptrs[i]);
+    int rc = EXIT_OK;
+    for (int32_t i = 0; i < t->count && rc == EXIT_OK; i++)
+        if (!t->io[i].is_output) {
+            fill_input(&t->io[i], t->host[i]);
+            rc = transfer(cmd, t, i, 0);
+        }
+    return rc;
 }
 
-void cli_tensors_poison_outputs(cli_tensors_t *t)
+int cli_tensors_poison_outputs(const char *cmd, cli_tensors_t *t)
 {
-    for (int32_t i = 0; i < t->count; i++)
+    int rc = EXIT_OK;
+    for (int32_t i = 0; i < t->count && rc == EXIT_OK; i++)
+        if (t->io[i].is_output) {
+            memset(t->host[i], 0xff, t->io[i].span_bytes);
+            rc = transfer(cmd, t, i, 0);
+        }
+    return rc;
+}
+
+int cli_tensors_fetch_outputs(const char *cmd, cli_tensors_t *t)
+{
+    int rc = EXIT_OK;
+    for (int32_t i = 0; i < t->count && rc == EXIT_OK; i++)
         if (t->io[i].is_output)
-            memset(t->ptrs[i], 0xff, t->io[i].span_bytes);
+            rc = transfer(cmd, t, i, 1);
+    return rc;
 }
 
 int32_t cli_tensors_find(const cli_tensors_t *t, int64_t uid)
@@ -121,10 +182,11 @@ int32_t cli_tensors_find(const cli_tensors_t *t, int64_t uid)
     return -1;
 }
 
-int cli_tensors_execute(const char *cmd, const cdnn_graph_t *g, cdnn_handle_t *h,
-                        cli_tensors_t *t)
+int cli_tensors_execute(const char *cmd, const cdnn_graph_t *g, cli_tensors_t *t)
 {
-    cdnn_status_t st = cdnn_graph_execute(g, h, t->count, t->uids,
-                                          (void *const *)t->ptrs, t->workspace);
+    cdnn_status_t st = cdnn_graph_execute(g, t->handle, t->count, t->uids,
+                                          (void *const *)t->device, t->workspace);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cdnn_handle_synchronize(t->handle);
     return st == CDNN_STATUS_SUCCESS ? EXIT_OK : cli_report(cmd, st);
 }
