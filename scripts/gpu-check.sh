@@ -50,6 +50,7 @@ check engines_cuda "$stage/bin/cdnn" engines --device cuda:0
 check engines_cuda_missing sh -c "! '$stage/bin/cdnn' engines --device cuda:7"
 check demo "$stage/bin/cdnn" demo
 check test_api "$stage/bin/test_api"
+check test_memory "$stage/bin/test_memory"
 check test_validation "$stage/bin/test_validation"
 [ -x "$stage/bin/test_ops" ] && check test_ops env CDNN_TEST_EXAMPLES_DIR="$PWD/examples" \
     "$stage/bin/test_ops"

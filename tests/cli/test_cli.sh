@@ -26,6 +26,21 @@ set +e
 set -e
 
 "$cdnn" engines | grep -q "^0x[0-9a-f]\{16\}  cpu:reference" || fail "engines lists cpu:reference"
-out=$("$cdnn" demo --device cpu) || fail "demo failed: $out"
+# The demo: a benchmarking build (a ranking), then in fresh processes a
+# load checked against cpu:reference and a byte-exact re-save, per graph;
+# its files go away unless kept.
+keep=$(mktemp -d)
+out=$("$cdnn" demo --device cpu --keep "$keep/files") || fail "demo failed: $out"
 echo "$out"
-[ "$(echo "$out" | grep -c ': ok$')" -eq 2 ] || fail "demo must check two graphs"
+[ "$(echo "$out" | grep -c '^ranking\|; ranking (')" -eq 2 ] || fail "demo must rank candidates twice"
+[ "$(echo "$out" | grep -c 'check: every output matches cpu:reference')" -eq 2 ] ||
+    fail "demo must check two loaded plans against cpu:reference"
+[ "$(echo "$out" | grep -c ' ok  *byte-exact$')" -eq 2 ] || fail "demo's table must show two byte-exact re-saves"
+for g in matmul_bias_gelu conv_bias_relu; do
+    cmp -s "$keep/files/$g.cdnn" "$keep/files/$g.resaved.cdnn" || fail "--keep must keep $g's files"
+done
+set +e
+"$cdnn" demo --device cpu --keep /proc/none >/dev/null 2>&1; [ $? -eq 1 ] || fail "an unmakeable --keep must exit 1"
+"$cdnn" demo extra >/dev/null 2>&1; [ $? -eq 2 ] || fail "demo with an operand must exit 2"
+set -e
+rm -rf "$keep"

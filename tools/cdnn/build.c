@@ -132,45 +132,6 @@ static cdnn_status_t make_options(const build_args_t *a, cdnn_build_options_t **
     return st;
 }
 
-static void print_candidate(FILE *report, const cdnn_candidate_result_t *r, int32_t place,
-                            int chosen)
-{
-    fprintf(report, "  %2d. ", place + 1);
-    cli_text_string(report, r->name);
-    if (r->median_us >= 0)
-        fprintf(report, "  %.1f us (%d runs)%s\n", r->median_us, r->runs,
-                chosen ? "  <- chosen" : "");
-    else
-        fprintf(report, "  not timed (it failed; the log says why)\n");
-}
-
-/* The candidates, fastest first, as the plan ranked them; or, for a plan
- * that chose without timing, which one it runs. */
-static int print_ranking(const cdnn_graph_t *g, FILE *report)
-{
-    int32_t count = 0, chosen = -1;
-    cdnn_status_t st = cdnn_graph_candidates(g, NULL, 0, &count, &chosen);
-    cdnn_candidate_result_t *r = st == CDNN_STATUS_SUCCESS && count > 0
-                                     ? calloc((size_t)count, sizeof *r) : NULL;
-    if (!r)
-        return st != CDNN_STATUS_SUCCESS ? cli_report("build", st)
-                                         : cli_fail("build", CDNN_STATUS_INTERNAL_ERROR,
-                                                    "the plan has no candidates");
-    st = cdnn_graph_candidates(g, r, count, &count, &chosen);
-    if (st == CDNN_STATUS_SUCCESS && count == 1 && r[0].median_us < 0) {
-        fprintf(report, "benchmark: ");
-        cli_text_string(report, r[0].name);
-        fprintf(report, " chosen without timing (the only candidate, or the winner "
-                "cache's record ranks every candidate)\n");
-    } else if (st == CDNN_STATUS_SUCCESS) {
-        fprintf(report, "ranking (%d candidates, median of timed runs):\n", count);
-        for (int32_t i = 0; i < count; i++)
-            print_candidate(report, &r[i], i, i == chosen);
-    }
-    free(r);
-    return st == CDNN_STATUS_SUCCESS ? EXIT_OK : cli_report("build", st);
-}
-
 /* Run g once on random inputs, which times every candidate and keeps the
  * fastest. */
 static int execute_once(cdnn_graph_t *g, cdnn_handle_t *h)
@@ -198,7 +159,7 @@ static int choose(const build_args_t *a, cdnn_graph_t *g, cdnn_handle_t *h, FILE
         return cli_report("build", st);
     int rc = chosen < 0 ? execute_once(g, h) : EXIT_OK;
     if (rc == EXIT_OK && (a->benchmark || chosen < 0))
-        rc = print_ranking(g, report);
+        rc = cli_print_ranking("build", g, report, 0);
     return rc;
 }
 

@@ -3,6 +3,7 @@
 #define CDNN_TOOLS_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cdnn/cdnn.h>
 
@@ -76,6 +77,13 @@ int cli_save_bytes(const char *cmd, cdnn_graph_t *g, cdnn_save_form_t form,
 /** Save g in form to path, as cli_write_output writes; *size: bytes written. */
 int cli_save_file(const char *cmd, cdnn_graph_t *g, cdnn_save_form_t form,
                   const char *path, size_t *size);
+
+/**
+ * How a benchmarking plan ranked its candidates, fastest first (the first
+ * limit of them; 0 for all), or which one a plan that chose without timing
+ * runs.  Prints why not and EXIT_FAILED.
+ */
+int cli_print_ranking(const char *cmd, const cdnn_graph_t *g, FILE *report, int32_t limit);
 
 /* ---- subcommands: argv[0] is the command's name */
 

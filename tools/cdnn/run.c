@@ -278,27 +278,31 @@ static int load(const cli_artifact_t *a, cdnn_handle_t *h, cdnn_graph_t **g)
     return EXIT_OK;
 }
 
-static void describe(const char *path, const cdnn_graph_t *g, cdnn_handle_t *h,
-                     const cli_tensors_t *t)
+static void describe(const cli_artifact_t *a, const cdnn_graph_t *g, cdnn_handle_t *h,
+                     const cli_tensors_t *t, double load_ms)
 {
     uint64_t id = 0;
     const char *name = "?";
     size_t ws = 0;
     cdnn_graph_engine(g, &id, &name);
     cdnn_graph_workspace_size(g, &ws);
-    printf("run: %s: engine %s (0x%016" PRIx64 ") on %s, workspace %zu B, %d tensors\n",
-           path, name, id, cdnn_handle_device(h), ws, t->count);
+    printf("run: %s: engine %s (0x%016" PRIx64 ") on %s, workspace %zu B, %d tensors; "
+           "%s in %.3f ms\n",
+           a->path, name, id, cdnn_handle_device(h), ws, t->count,
+           a->contents & CDNN_BLOB_PLAN ? "loaded" : "loaded and built", load_ms);
 }
 
 static int run_loaded(const run_args_t *args, const cli_artifact_t *a, cdnn_handle_t *h)
 {
     cdnn_graph_t *g = NULL;
     cli_tensors_t t = {0};
+    double start = now_ms();
     int rc = load(a, h, &g);
+    double load_ms = now_ms() - start;
     if (rc == EXIT_OK)
         rc = cli_tensors_alloc("run", g, h, &t);
     if (rc == EXIT_OK) {
-        describe(a->path, g, h, &t);
+        describe(a, g, h, &t, load_ms);
         rc = cli_tensors_fill_inputs("run", &t);
     }
     if (rc == EXIT_OK)
