@@ -51,6 +51,7 @@ check engines_cuda_missing sh -c "! '$stage/bin/cdnn' engines --device cuda:7"
 check demo "$stage/bin/cdnn" demo
 check test_api "$stage/bin/test_api"
 check test_memory "$stage/bin/test_memory"
+check example_hello sh -c "'$stage/bin/example_hello' cuda:0 | grep -F 'on cuda:0: y = [[4, 1], [0, 0]]'"
 check test_validation "$stage/bin/test_validation"
 [ -x "$stage/bin/test_ops" ] && check test_ops env CDNN_TEST_EXAMPLES_DIR="$PWD/examples" \
     "$stage/bin/test_ops"
