@@ -51,7 +51,7 @@ typedef struct demo_size {
     int64_t batch, channels, height, width, filters; /* 3x3 conv, padding 1 */
 } demo_size_t;
 
-static const demo_size_t cpu_size = {CDNN_DATA_TYPE_F32, 256, 256, 512, 2, 32, 28, 28, 64};
+static const demo_size_t cpu_size = {CDNN_DATA_TYPE_F32, 128, 256, 256, 1, 32, 28, 28, 32};
 static const demo_size_t gpu_size = {CDNN_DATA_TYPE_BF16, 1024, 1024, 1024, 2, 64, 56, 56, 64};
 
 /* Intermediate results are f32 whatever the inputs' type. */
