@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""bench/gpu/plans.py -- cdnn plans on cuda:0 next to PyTorch, in one run.
+
+    python3 bench/gpu/plans.py BENCH_GPU_PLANS [--reps N] [--out FILE]
+
+Runs BENCH_GPU_PLANS (cdnn plans built with benchmarking through the public
+API, tensors from cdnn_memory_alloc, CUDA events on the plan's stream, the
+median of N executions, outputs checked on samples against f64), then times
+PyTorch on the same shapes and dtype (bf16) the same way, and the device's
+copy bandwidth (a 1 GiB device-to-device copy, bytes read plus written), and
+prints one table.  For matmul -> bias -> gelu the peers are PyTorch's
+unfused sequence (matmul, add, gelu: three kernels) and cuBLASLt's own
+fused epilogue (torch._addmm_activation(..., use_gelu=True)).
+Needs python3 with torch and a GPU (the GPU machine has both).
+"""
+import argparse
+import datetime
+import statistics
+import subprocess
+import sys
+
+
+def time_ms(torch, fn, reps):
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(reps):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def copy_bandwidth(torch, reps):
+    """GB/s of a device-to-device copy, bytes read plus bytes written."""
+    n = 1 << 29  # 1 GiB of bf16
+    src = torch.empty(n, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+    dst = torch.empty_like(src)
+    ms = time_ms(torch, lambda: dst.copy_(src), reps)
+    return 2 * 2 * n / (ms * 1e-3) / 1e9
+
+
+def peers(torch, op, shape, reps):
+    """[(peer name, ms)] for one cdnn row."""
+    F = torch.nn.functional
+    bf16 = torch.bfloat16
+    rand = lambda *s: torch.empty(*s, device="cuda", dtype=bf16).uniform_(-1, 1)
+    if op in ("layernorm", "rmsnorm"):
+        rows, cols = shape
+        x, w, b = rand(rows, cols), rand(cols) * 0.25 + 1, rand(cols)
+        if op == "layernorm":
+            return [("torch layer_norm", time_ms(torch, lambda: F.layer_norm(x, (cols,), w, b, 1e-5), reps))]
+        return [("torch rms_norm", time_ms(torch, lambda: F.rms_norm(x, (cols,), w, 1e-5), reps))]
+    if op == "add_relu":
+        rows, cols = shape
+        a, b = rand(rows, cols), rand(rows, cols)
+        out = torch.empty_like(a)
+        return [("torch add+relu (2 kernels)", time_ms(torch, lambda: torch.relu(torch.add(a, b, out=out)), reps))]
+    if op == "matmul_bias_gelu":
+        m, n, k = shape
+        a, b, bias = rand(m, k), rand(k, n), rand(n)
+        return [("torch matmul+add+gelu", time_ms(torch, lambda: F.gelu(a @ b + bias), reps)),
+                ("cuBLASLt bias+gelu epilogue",
+                 time_ms(torch, lambda: torch._addmm_activation(bias, a, b, use_gelu=True), reps))]
+    return []
+
+
+def run_cdnn(binary, reps):
+    out = subprocess.run([binary, str(reps)], capture_output=True, text=True)
+    sys.stderr.write(out.stderr)
+    if out.returncode != 0:
+        raise SystemExit(f"{binary} failed with status {out.returncode}")
+    rows = []
+    for line in out.stdout.splitlines():
+        f = line.split()
+        if len(f) == 8 and f[0] == "plan":
+            rows.append({"op": f[1], "shape": tuple(int(d) for d in f[2].split("x")),
+                         "engine": f[3], "ms": float(f[4]), "rate": float(f[5]),
+                         "unit": f[6], "err": float(f[7])})
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("binary")
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+
+    import torch
+    rows = run_cdnn(args.binary, args.reps)
+    copy = copy_bandwidth(torch, args.reps)
+    lines = [f"# cdnn plans vs PyTorch (torch {torch.__version__}), "
+             f"{torch.cuda.get_device_name(0)}, {datetime.date.today().isoformat()}",
+             f"# bf16; median of {args.reps} executions, CUDA events; GB/s = compulsory bytes "
+             f"(inputs read once, outputs written once) / time; measured copy: {copy:.0f} GB/s",
+             "# speed-up = peer ms / cdnn ms; err = worst |y - f64 ref| / tol on samples (<= 1 passes)",
+             f"{'op':16} {'shape':>16} {'cdnn engine/candidate':28} {'ms':>8} {'rate':>14} "
+             f"{'of copy':>7} {'err':>6}  {'peer':28} {'peer ms':>8} {'speed-up':>8}"]
+    for r in rows:
+        shape = "x".join(str(d) for d in r["shape"])
+        of_copy = f"{100 * r['rate'] / copy:6.0f}%" if r["unit"] == "GB/s" else "      -"
+        head = (f"{r['op']:16} {shape:>16} {r['engine']:28} {r['ms']:8.3f} "
+                f"{r['rate']:8.1f} {r['unit']:8} {of_copy} {r['err']:6.3f}")
+        for name, ms in peers(torch, r["op"], r["shape"], args.reps) or [("-", float("nan"))]:
+            lines.append(f"{head}  {name:28} {ms:8.3f} {ms / r['ms']:8.2f}")
+            head = " " * len(head)
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    bad = [r for r in rows if not r["err"] <= 1]
+    if bad:
+        raise SystemExit(f"{len(bad)} cdnn output(s) beyond tolerance")
+
+
+if __name__ == "__main__":
+    main()
