@@ -331,12 +331,49 @@ typedef struct cdnn_conv_attr {
 /** Fill a: stride 1, dilation 1, no padding, one group. */
 CDNN_API void cdnn_conv_attr_init(cdnn_conv_attr_t *a, int32_t spatial_dims);
 
+/*
+ * Numeric semantics (every CPU engine; cpu:reference is the definition).
+ *
+ *   Floating point.  A pointwise node with a floating-point input computes
+ *   in at least float precision and rounds to nearest (even) when it
+ *   stores; f64 is computed in f64 (cpu:reference computes every floating
+ *   node in double; no engine narrows f64).  Division by zero is IEEE's
+ *   (+-inf, NaN).  An integer input of such a node converts to double first
+ *   (exact up to 2^53).
+ *
+ *   Integers.  A pointwise node whose inputs are all integer or bool
+ *   tensors computes add, sub, mul, div, max, min, pow, identity, neg, abs,
+ *   reciprocal, floor, ceil, the comparisons, logic, select and fma
+ *   exactly, in 64-bit two's complement, and stores the result converted
+ *   to its output type (below).  So with all types u8: 200 + 100 = 44
+ *   (wraps, as C, ONNX, NumPy and PyTorch), 0 - 1 = 255; i32 -7 / 2 = -3
+ *   and u8 12 / 23 = 0 (division truncates toward zero, also into a float
+ *   output); i64 2^53 + 1 stays exact; INT_MIN / -1 and abs(INT_MIN) wrap
+ *   to INT_MIN.  Integer division by zero is defined: x / 0 = 0 (0 / 0
+ *   too; NumPy's result), and reciprocal(0) = 0.  pow with a negative
+ *   exponent is the truncated 1 / a^-b: 1 for a = 1, +-1 for a = -1, else
+ *   0.  Nothing saturates unless an op says so.  The other modes (exp,
+ *   log, sqrt, rsqrt, sin, cos, erf and the activations) compute in double
+ *   even on integers, and convert as a float does (sqrt(i32 10) = 3).
+ *
+ *   Conversions, on store (and for a pass-by-value scalar's value):
+ *   integer -> narrower integer keeps the low bits (i32 300 -> u8 44, -1 ->
+ *   u8 255); float -> integer truncates toward zero (2.7 -> 2, -2.7 -> -2),
+ *   NaN -> 0, and a value beyond the type's range, infinities included,
+ *   saturates to the type's min or max (f32 1e10 -> i32 2147483647); any
+ *   type -> bool is value != 0 (NaN -> 1); integer -> float rounds to
+ *   nearest even (i64 2^53 + 1 -> f64 2^53).
+ *
+ *   Reductions, normalisations, matmul, convolution and attention take
+ *   floating-point types only; they accumulate in at least the graph's
+ *   compute type (f64 in f64).
+ */
 typedef enum cdnn_pointwise_mode {
     /* binary arithmetic: y = f(a, b) */
     CDNN_PW_ADD = 0,
     CDNN_PW_SUB,
     CDNN_PW_MUL,
-    CDNN_PW_DIV,
+    CDNN_PW_DIV, /* integers: truncates toward zero; x / 0 = 0 */
     CDNN_PW_MAX,
     CDNN_PW_MIN,
     CDNN_PW_POW,
@@ -366,7 +403,7 @@ typedef enum cdnn_pointwise_mode {
     CDNN_PW_LOGICAL_NOT,
     /* ternary */
     CDNN_PW_SELECT, /* y = a != 0 ? b : c */
-    CDNN_PW_FMA,    /* y = a * b + c */
+    CDNN_PW_FMA,    /* y = a * b + c (on integers: wrapping, exact) */
     /* activation forwards: y = f(a) */
     CDNN_PW_RELU_FWD, /* clip(a, lower, upper), slope below lower */
     CDNN_PW_GELU_FWD, /* a * Phi(a), exact erf form */

@@ -8,7 +8,8 @@
  * The conventions follow the reference engine's: max and min propagate
  * NaN, logic treats any nonzero value as true, and an activation's
  * derivative at a kink takes its lower side's limit.  Unlike the reference
- * engine, everything is computed in float.
+ * engine, everything is computed in float, so integer division and power
+ * (exact in the reference) are left to it (pw_compile.c).
  */
 #ifndef CDNN_CPU_POINTWISE_MATH_H
 #define CDNN_CPU_POINTWISE_MATH_H

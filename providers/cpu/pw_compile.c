@@ -103,21 +103,45 @@ static cdnn_status_t add_tensor_input(pw_compiler_t *c, int32_t index)
 }
 
 /* Virtual results stay in float, except bool, which is rounded to 0/1;
- * integer intermediates would need rounding that is not done here. */
+ * integer intermediates would need wrapping that is not done here, and an
+ * f64 one must be computed in f64 (cdnn.h, "Numeric semantics"). */
 static cdnn_status_t check_result(const cdnn_node_view_t *node,
                                   const cdnn_tensor_view_t *y)
 {
-    int ok = y->is_virtual ? cdnn_data_type_is_float(y->type) ||
+    int ok = y->is_virtual ? (cdnn_data_type_is_float(y->type) &&
+                              y->type != CDNN_DATA_TYPE_F64) ||
                                  y->type == CDNN_DATA_TYPE_BOOL
                            : pw_type_storable(y->type);
     if (!ok)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
                         "node '%s' writes %s tensor '%s' as %s; pointwise "
-                        "work writes f32, f16, bf16 and bool (and keeps "
-                        "virtual f64 in float)",
+                        "work writes f32, f16, bf16 and bool (in float: "
+                        "f64 is left to engines that compute in f64)",
                         node->name, y->is_virtual ? "virtual" : "output",
                         y->name, cdnn_data_type_name(y->type));
     return CDNN_STATUS_SUCCESS;
+}
+
+/* A node whose inputs are all integers or bools divides and raises to a
+ * power in exact integer arithmetic (truncating: u8 12 / 23 is 0; cdnn.h,
+ * "Numeric semantics"), which this float program does not do.  Its other
+ * modes agree: the integers it loads (i8, u8, bool) are exact in float,
+ * and so are their sums, products and comparisons. */
+static cdnn_status_t check_float_agrees(const pw_compiler_t *c,
+                                        const cdnn_node_view_t *node,
+                                        int32_t arity)
+{
+    cdnn_pointwise_mode_t mode = node->attr.pointwise.mode;
+    if (mode != CDNN_PW_DIV && mode != CDNN_PW_POW && mode != CDNN_PW_RECIPROCAL)
+        return CDNN_STATUS_SUCCESS;
+    for (int32_t k = 0; k < arity; k++)
+        if (node->inputs[k] == c->entry_tensor ||
+            cdnn_data_type_is_float(c->g->tensors[node->inputs[k]].type))
+            return CDNN_STATUS_SUCCESS;
+    return sdk_fail(CDNN_STATUS_NOT_SUPPORTED,
+                    "node '%s' computes %s on integers, exactly in integer "
+                    "arithmetic; this engine computes in float",
+                    node->name, cdnn_pointwise_mode_name(mode));
 }
 
 static cdnn_status_t add_node(pw_compiler_t *c, const cdnn_node_view_t *node)
@@ -127,6 +151,9 @@ static cdnn_status_t add_node(pw_compiler_t *c, const cdnn_node_view_t *node)
                         "node '%s' is %s, not pointwise", node->name,
                         cdnn_op_name(node->op));
     int32_t arity = cdnn_pointwise_arity(node->attr.pointwise.mode);
+    cdnn_status_t agrees = check_float_agrees(c, node, arity);
+    if (agrees != CDNN_STATUS_SUCCESS)
+        return agrees;
     int32_t in[3] = {-1, -1, -1};
     for (int32_t k = 0; k < arity; k++) {
         int32_t t = node->inputs[k];

@@ -127,23 +127,21 @@ static cdnn_status_t ref_workspace_size(void *context, size_t *bytes)
  * Execution
  * ------------------------------------------------------------------------ */
 
-/* A scalar's value as its type holds it: an f16 scalar of 0.1 reads as the
- * f16 nearest 0.1, just as if it had been stored in memory. */
-static double round_to_type(cdnn_data_type_t type, double v)
-{
-    unsigned char element[8];
-    cdnn_store_element(type, element, v);
-    return cdnn_load_element(type, element);
-}
-
+/* A scalar's value is read as its type holds it: an f16 scalar of 0.1 reads
+ * as the f16 nearest 0.1, an i32 scalar of 2.7 as 2, just as if it had been
+ * stored in memory. */
 static void bind_tensor(const ref_context_t *ctx, int32_t i, void *ptr,
                         void *workspace, ref_tensor_t *t)
 {
     const cdnn_tensor_view_t *v = &ctx->graph.view.tensors[i];
     t->view = v;
     t->elem_size = cdnn_data_type_size(v->type);
-    if (v->is_scalar)
-        t->scalar = round_to_type(v->type, v->scalar_value);
+    if (v->is_scalar) {
+        unsigned char element[8];
+        cdnn_store_element(v->type, element, v->scalar_value);
+        t->scalar = cdnn_load_element(v->type, element);
+        t->scalar_int = cdnn_load_element_int(v->type, element);
+    }
     else if (v->is_virtual)
         t->data = (char *)workspace + ctx->workspace_offsets[i];
     else

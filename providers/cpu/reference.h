@@ -19,6 +19,7 @@ typedef struct ref_tensor {
     char *data;       /* NULL for pass-by-value scalars */
     size_t elem_size; /* bytes of one element of view->type */
     double scalar;    /* a scalar's value, rounded to view->type */
+    int64_t scalar_int; /* the same, as an integer (integer types exactly) */
 } ref_tensor_t;
 
 /*
@@ -28,8 +29,16 @@ typedef struct ref_tensor {
  */
 double ref_load(const ref_tensor_t *t, const int64_t *idx);
 
-/* Store v at idx, rounded to the tensor's type. */
+/* Store v at idx, rounded to the tensor's type (an integer type truncates
+ * toward zero and saturates: cdnn_store_element). */
 void ref_store(const ref_tensor_t *t, const int64_t *idx, double v);
+
+/* The element at idx as an integer, exactly for integer and bool types,
+ * and v stored at idx wrapped to an integer type (cdnn_store_element_int):
+ * integer work goes through these so that an i64 beyond 2^53 keeps its
+ * last bits. */
+int64_t ref_load_int(const ref_tensor_t *t, const int64_t *idx);
+void ref_store_int(const ref_tensor_t *t, const int64_t *idx, int64_t v);
 
 /*
  * Step idx to the next coordinate of dims in row-major order.  Returns 0
@@ -76,5 +85,16 @@ cdnn_status_t ref_sdpa_fwd(const cdnn_node_view_t *node,
 /* y = f(a, b, c) for one element of a pointwise node. */
 double ref_pointwise_value(const cdnn_pointwise_attr_t *attr, double a,
                            double b, double c);
+
+/* Whether a mode has an exact integer form (arithmetic, comparisons,
+ * logic, select), which a node whose inputs are all integers or bools
+ * computes with ref_pointwise_int; other modes (exp, gelu, ...) compute
+ * in double even then (cdnn.h, "Numeric semantics"). */
+int ref_pointwise_is_exact_int(cdnn_pointwise_mode_t mode);
+
+/* y = f(a, b, c) in 64-bit two's complement: overflow wraps, division
+ * truncates toward zero, and x / 0 is 0. */
+int64_t ref_pointwise_int(cdnn_pointwise_mode_t mode, int64_t a, int64_t b,
+                          int64_t c);
 
 #endif

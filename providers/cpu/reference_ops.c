@@ -6,6 +6,8 @@
 
 #include <math.h>
 
+#include <cdnn_sdk/numeric.h>
+
 /* c[..., m, n] = sum over k of a[..., m, k] * b[..., k, n].  Indexing a and
  * b with c's batch coordinates broadcasts their batch dims of 1. */
 static double matmul_element(const ref_tensor_t *a, const ref_tensor_t *b,
@@ -39,9 +41,40 @@ static double load_input(const ref_tensor_t *t, const int64_t *idx)
     return t ? ref_load(t, idx) : 0.0;
 }
 
+/* A node computes on integers when each of its inputs is an integer or
+ * bool tensor. */
+static int all_inputs_integer(const ref_node_tensors_t *t)
+{
+    for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++)
+        if (t->in[p] && cdnn_data_type_is_float(t->in[p]->view->type))
+            return 0;
+    return 1;
+}
+
+static int64_t load_input_int(const ref_tensor_t *t, const int64_t *idx)
+{
+    return t ? ref_load_int(t, idx) : 0;
+}
+
+static void pointwise_int(cdnn_pointwise_mode_t mode, const ref_node_tensors_t *t)
+{
+    const ref_tensor_t *y = t->out[0];
+    int64_t idx[CDNN_MAX_RANK] = {0};
+    do {
+        int64_t a = load_input_int(t->in[0], idx);
+        int64_t b = load_input_int(t->in[1], idx);
+        int64_t c = load_input_int(t->in[2], idx);
+        ref_store_int(y, idx, ref_pointwise_int(mode, a, b, c));
+    } while (ref_next_index(idx, y->view->dims, y->view->rank));
+}
+
 void ref_pointwise(const cdnn_node_view_t *node, const ref_node_tensors_t *t)
 {
     const ref_tensor_t *y = t->out[0];
+    if (all_inputs_integer(t) && ref_pointwise_is_exact_int(node->attr.pointwise.mode)) {
+        pointwise_int(node->attr.pointwise.mode, t);
+        return;
+    }
     int64_t idx[CDNN_MAX_RANK] = {0};
     do {
         double a = load_input(t->in[0], idx);

@@ -6,8 +6,11 @@
  *   - max and min propagate NaN (NumPy's maximum / minimum), rather than
  *     C's fmax / fmin, which drop it;
  *   - logic treats any nonzero value (NaN included) as true;
- *   - results are computed in double and rounded only when stored, so an
- *     integer division rounds half away from zero instead of truncating;
+ *   - a node with a floating-point input computes in double and rounds
+ *     only when it stores (f64 is computed in f64, exactly); a node whose
+ *     inputs are all integers or bools computes its arithmetic, logic and
+ *     select exactly in 64-bit two's complement (ref_pointwise_int) and
+ *     wraps to its output type when it stores, its other modes in double;
  *   - an activation's derivative at a kink takes the value of its lower
  *     side's limit: relu'(lower) is the slope below lower, relu'(upper)
  *     is 0.
@@ -185,4 +188,105 @@ double ref_pointwise_value(const cdnn_pointwise_attr_t *attr, double a,
     if (mode <= CDNN_PW_SOFTPLUS_FWD)
         return activation_fwd(attr, a);
     return a * activation_derivative(attr, b); /* (dy, x) */
+}
+
+/* ------------------------------------------------------------------------
+ * Integers
+ * ------------------------------------------------------------------------ */
+
+int ref_pointwise_is_exact_int(cdnn_pointwise_mode_t mode)
+{
+    switch (mode) {
+    case CDNN_PW_EXP: case CDNN_PW_LOG: case CDNN_PW_SQRT: case CDNN_PW_RSQRT:
+    case CDNN_PW_SIN: case CDNN_PW_COS: case CDNN_PW_ERF:
+        return 0;
+    default:
+        return mode <= CDNN_PW_FMA; /* activations compute in double */
+    }
+}
+
+/* Wrapping arithmetic: unsigned arithmetic is defined to wrap, and the
+ * conversion back keeps the bits (two's complement). */
+static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t wrap_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
+/* Truncating division, as C's; x / 0 is 0 (NumPy's integer result) and
+ * INT64_MIN / -1 wraps to INT64_MIN instead of trapping. */
+static int64_t int_div(int64_t a, int64_t b)
+{
+    if (b == 0)
+        return 0;
+    if (b == -1)
+        return wrap_sub(0, a);
+    return a / b;
+}
+
+/* a^b by squaring, wrapping.  A negative exponent gives the truncated
+ * value of 1 / a^-b: 1 for a = 1, +-1 for a = -1, 0 otherwise (0 too for
+ * a = 0, as a division by zero). */
+static int64_t int_pow(int64_t a, int64_t b)
+{
+    if (b < 0)
+        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+    int64_t result = 1;
+    while (b) {
+        if (b & 1)
+            result = wrap_mul(result, a);
+        a = wrap_mul(a, a);
+        b >>= 1;
+    }
+    return result;
+}
+
+static int64_t int_binary(cdnn_pointwise_mode_t mode, int64_t a, int64_t b)
+{
+    switch (mode) {
+    case CDNN_PW_ADD: return wrap_add(a, b);
+    case CDNN_PW_SUB: return wrap_sub(a, b);
+    case CDNN_PW_MUL: return wrap_mul(a, b);
+    case CDNN_PW_DIV: return int_div(a, b);
+    case CDNN_PW_MAX: return a > b ? a : b;
+    case CDNN_PW_MIN: return a < b ? a : b;
+    default: return int_pow(a, b);
+    }
+}
+
+static int64_t int_unary(cdnn_pointwise_mode_t mode, int64_t a)
+{
+    switch (mode) {
+    case CDNN_PW_NEG: return wrap_sub(0, a);
+    case CDNN_PW_ABS: return a < 0 ? wrap_sub(0, a) : a;
+    case CDNN_PW_RECIPROCAL: return int_div(1, a);
+    default: return a; /* identity, floor, ceil */
+    }
+}
+
+static int64_t int_logic(cdnn_pointwise_mode_t mode, int64_t a, int64_t b)
+{
+    switch (mode) {
+    case CDNN_PW_CMP_EQ: return a == b;
+    case CDNN_PW_CMP_NE: return a != b;
+    case CDNN_PW_CMP_GT: return a > b;
+    case CDNN_PW_CMP_GE: return a >= b;
+    case CDNN_PW_CMP_LT: return a < b;
+    case CDNN_PW_CMP_LE: return a <= b;
+    case CDNN_PW_LOGICAL_AND: return a != 0 && b != 0;
+    case CDNN_PW_LOGICAL_OR: return a != 0 || b != 0;
+    default: return a == 0; /* logical not */
+    }
+}
+
+int64_t ref_pointwise_int(cdnn_pointwise_mode_t mode, int64_t a, int64_t b,
+                          int64_t c)
+{
+    if (mode <= CDNN_PW_POW)
+        return int_binary(mode, a, b);
+    if (mode <= CDNN_PW_CEIL)
+        return int_unary(mode, a);
+    if (mode <= CDNN_PW_LOGICAL_NOT)
+        return int_logic(mode, a, b);
+    if (mode == CDNN_PW_SELECT)
+        return a != 0 ? b : c;
+    return wrap_add(wrap_mul(a, b), c); /* fma */
 }

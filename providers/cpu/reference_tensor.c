@@ -30,6 +30,18 @@ void ref_store(const ref_tensor_t *t, const int64_t *idx, double v)
     cdnn_store_element(t->view->type, t->data + byte_offset(t, idx), v);
 }
 
+int64_t ref_load_int(const ref_tensor_t *t, const int64_t *idx)
+{
+    if (!t->data)
+        return t->scalar_int;
+    return cdnn_load_element_int(t->view->type, t->data + byte_offset(t, idx));
+}
+
+void ref_store_int(const ref_tensor_t *t, const int64_t *idx, int64_t v)
+{
+    cdnn_store_element_int(t->view->type, t->data + byte_offset(t, idx), v);
+}
+
 int ref_next_index(int64_t *idx, const int64_t *dims, int32_t rank)
 {
     for (int32_t d = rank - 1; d >= 0; d--) {

@@ -71,11 +71,14 @@ uint16_t cdnn_float_to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
-static double saturate(double v, double lo, double hi)
+/* A float converted to an integer type: truncated toward zero (C's cast),
+ * NaN to 0, and a value beyond the type's range (infinities too) to the
+ * nearest of its ends, so that no input is undefined behaviour. */
+static double truncate_saturate(double v, double lo, double hi)
 {
     if (isnan(v))
         return 0;
-    v = round(v);
+    v = trunc(v);
     return v < lo ? lo : v > hi ? hi : v;
 }
 
@@ -102,17 +105,54 @@ void cdnn_store_element(cdnn_data_type_t t, void *p, double v)
     case CDNN_DATA_TYPE_F64: memcpy(p, &v, 8); break;
     case CDNN_DATA_TYPE_F16: { uint16_t h = cdnn_float_to_half((float)v); memcpy(p, &h, 2); break; }
     case CDNN_DATA_TYPE_BF16: { uint16_t b = cdnn_float_to_bf16((float)v); memcpy(p, &b, 2); break; }
-    case CDNN_DATA_TYPE_I32: { int32_t i = (int32_t)saturate(v, INT32_MIN, INT32_MAX); memcpy(p, &i, 4); break; }
+    case CDNN_DATA_TYPE_I32: { int32_t i = (int32_t)truncate_saturate(v, INT32_MIN, INT32_MAX); memcpy(p, &i, 4); break; }
     case CDNN_DATA_TYPE_I64: {
-        /* 2^63 is not an int64; clamp just inside it */
-        int64_t i = (int64_t)saturate(v, -0x1p63, 0x1.fffffffffffffp62);
+        /* 2^63 is not an int64 (the largest double below it is 2^63 -
+         * 1024): what reaches it saturates to INT64_MAX itself. */
+        double whole = truncate_saturate(v, -0x1p63, 0x1p63);
+        int64_t i = whole >= 0x1p63 ? INT64_MAX : (int64_t)whole;
         memcpy(p, &i, 8);
         break;
     }
-    case CDNN_DATA_TYPE_I8: *(int8_t *)p = (int8_t)saturate(v, -128, 127); break;
-    case CDNN_DATA_TYPE_U8: *(uint8_t *)p = (uint8_t)saturate(v, 0, 255); break;
+    case CDNN_DATA_TYPE_I8: *(int8_t *)p = (int8_t)truncate_saturate(v, -128, 127); break;
+    case CDNN_DATA_TYPE_U8: *(uint8_t *)p = (uint8_t)truncate_saturate(v, 0, 255); break;
     case CDNN_DATA_TYPE_BOOL: *(uint8_t *)p = v != 0; break;
     default: break;
+    }
+}
+
+int64_t cdnn_load_element_int(cdnn_data_type_t t, const void *p)
+{
+    switch (t) {
+    case CDNN_DATA_TYPE_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case CDNN_DATA_TYPE_I64: { int64_t v; memcpy(&v, p, 8); return v; }
+    case CDNN_DATA_TYPE_I8: return *(const int8_t *)p;
+    case CDNN_DATA_TYPE_U8: return *(const uint8_t *)p;
+    case CDNN_DATA_TYPE_BOOL: return *(const uint8_t *)p != 0;
+    default: {
+        /* A float: as a store to i64 converts it. */
+        int64_t i;
+        cdnn_store_element(CDNN_DATA_TYPE_I64, &i, cdnn_load_element(t, p));
+        return i;
+    }
+    }
+}
+
+void cdnn_store_element_int(cdnn_data_type_t t, void *p, int64_t v)
+{
+    /* Integer types keep v's low bits: the two's complement wrap that C's
+     * conversions do on every machine cdnn runs on, written with unsigned
+     * arithmetic so that it is defined behaviour. */
+    uint64_t bits = (uint64_t)v;
+    switch (t) {
+    case CDNN_DATA_TYPE_I32: { uint32_t u = (uint32_t)bits; memcpy(p, &u, 4); break; }
+    case CDNN_DATA_TYPE_I64: memcpy(p, &bits, 8); break;
+    case CDNN_DATA_TYPE_I8:
+    case CDNN_DATA_TYPE_U8: *(uint8_t *)p = (uint8_t)bits; break;
+    case CDNN_DATA_TYPE_BOOL: *(uint8_t *)p = v != 0; break;
+    case CDNN_DATA_TYPE_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
+    case CDNN_DATA_TYPE_F64: { double d = (double)v; memcpy(p, &d, 8); break; }
+    default: cdnn_store_element(t, p, (double)(float)v); break; /* f16, bf16 */
     }
 }
 

@@ -589,6 +589,102 @@ def case_pointwise_bf16(api):
            f64(bf16_value(a)) + f64(bf16_value(b)), tol=8e-3)
 
 
+def report_exact(name, got, want):
+    """Every element equal, as Python integers (exact for i64)."""
+    ok = got.shape == want.shape and all(
+        int(g) == int(w) for g, w in zip(got.ravel(), want.ravel()))
+    print(f"{name:40s} {'exact' if ok else 'differs'}  "
+          f"{'PASS' if ok else 'FAIL'}")
+    if not ok:
+        bad = [(int(g), int(w)) for g, w in zip(got.ravel(), want.ravel())
+               if int(g) != int(w)]
+        print(f"    first differences (got, want): {bad[:5]}")
+        FAILURES.append(name)
+
+
+def wrap_to(values, dtype):
+    """Python integers wrapped to dtype's bits (two's complement), as NumPy
+    keeps them when an integer type overflows."""
+    info = np.iinfo(dtype)
+    span = info.max - info.min + 1
+    return np.array([(int(v) - info.min) % span + info.min for v in values],
+                    dtype).reshape(np.shape(values))
+
+
+def trunc_div(a, b):
+    """C's integer division, x / 0 = 0, on Python integers."""
+    if b == 0:
+        return 0
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def random_ints(dtype, shape):
+    """Random values over the whole range, with the edges mixed in."""
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    edges = np.array([info.min, info.max, 0, 1, -1 if info.min < 0 else 2],
+                     dtype)
+    x.ravel()[:len(edges)] = edges
+    return x
+
+
+def run_int_pointwise(api, mode, a, b, out_dtype):
+    g = Graph(api)
+    au, bu = g.input(a), g.input(b) if b is not None else UID_NONE
+    yu = g.output(a.shape, out_dtype)
+    attr = api.pointwise_attr(mode)
+    g.op("pointwise", ctypes.byref(attr), au, bu, UID_NONE, yu)
+    g.run()
+    return g.result(yu)
+
+
+def case_integer_semantics(api):
+    """Integer arithmetic in the inputs' type: NumPy's own wrapping add,
+    subtract, multiply and negate; division against C's truncation on
+    Python integers (NumPy's // floors); exact for i64 beyond 2^53."""
+    for dtype in (np.uint8, np.int8, np.int32, np.int64):
+        a, b = random_ints(dtype, (6, 7)), random_ints(dtype, (6, 7))
+        b.ravel()[5:8] = [0, 0, 1]  # x / 0 and x / 1
+        name = np.dtype(dtype).name
+        with np.errstate(over="ignore"):
+            for mode, want in (("add", a + b), ("sub", a - b),
+                               ("mul", a * b), ("max", np.maximum(a, b))):
+                report_exact(f"int {mode} {name}",
+                             run_int_pointwise(api, mode, a, b, dtype), want)
+            if dtype != np.uint8:
+                report_exact(f"int neg {name}",
+                             run_int_pointwise(api, "neg", a, None, dtype), -a)
+        quotients = [trunc_div(int(x), int(y))
+                     for x, y in zip(a.ravel(), b.ravel())]
+        report_exact(f"int div {name} (truncating)",
+                     run_int_pointwise(api, "div", a, b, dtype),
+                     wrap_to(quotients, dtype).reshape(a.shape))
+        report_exact(f"int cmp_lt {name}",
+                     run_int_pointwise(api, "cmp_lt", a, b, np.bool_)
+                     .view(np.uint8), (a < b).astype(np.uint8))
+    x = np.array([2 ** 53 + 1, -(2 ** 53) - 1, 2 ** 62 + 3], np.int64)
+    report_exact("int add i64 2^53+1 + 0",
+                 run_int_pointwise(api, "add", x, np.zeros(3, np.int64),
+                                   np.int64), x)
+    # Narrowing casts keep the low bits (NumPy's astype between integers).
+    w = random_ints(np.int32, (5, 9))
+    for dtype in (np.uint8, np.int8):
+        report_exact(f"cast i32 -> {np.dtype(dtype).name} (wraps)",
+                     run_int_pointwise(api, "identity", w, None, dtype),
+                     w.astype(dtype))
+    # Float -> integer truncates toward zero (np.trunc), NaN -> 0, beyond
+    # the range saturates.
+    f = (RNG.standard_normal(40) * 3e9).astype(np.float32)
+    f[:6] = [2.7, -2.7, np.nan, np.inf, -np.inf, 0.99]
+    info = np.iinfo(np.int32)
+    want = np.clip(np.nan_to_num(np.trunc(f.astype(np.float64)), nan=0.0,
+                                 posinf=info.max, neginf=info.min),
+                   info.min, info.max).astype(np.int32)
+    report_exact("cast f32 -> i32 (truncates)",
+                 run_int_pointwise(api, "identity", f, None, np.int32), want)
+
+
 def case_reductions(api):
     x = RNG.uniform(-1.5, 1.5, (3, 4, 5, 6)).astype(np.float32)
     for mode_index, mode in enumerate(REDUCTIONS):
@@ -721,6 +817,7 @@ def case_concurrent_execute(api):
 CASES = [case_conv_fwd, case_conv_fwd_nhwc, case_conv_fwd_f16,
          case_conv_bwd_data, case_conv_bwd_filter, case_matmul,
          case_pointwise, case_pointwise_scalar, case_pointwise_bf16,
+         case_integer_semantics,
          case_reductions, case_batchnorm, case_layernorm, case_rmsnorm,
          case_sdpa, case_fused_virtual, case_concurrent_execute]
 
