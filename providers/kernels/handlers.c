@@ -12,6 +12,7 @@ static const dispatch_handler_t *const handlers[] = {
     &host_pointwise_handler_v1,
     &host_norm_handler_v1,
     &host_reduce_handler_v1,
+    &host_conv_handler_v1,
     &cuda_matmul_handler_v1,
     &cuda_pointwise_handler_v1,
     &cuda_norm_handler_v1,

@@ -7,6 +7,7 @@
 
 #include <cdnn_sdk/error.h>
 
+#include "conv_host_pattern.h"
 #include "matmul_pattern.h"
 #include "norm_pattern.h"
 #include "pointwise_program.h"
@@ -159,6 +160,18 @@ static cdnn_status_t check_step(const engine_constraints_t *c, int used, int ste
     return CDNN_STATUS_SUCCESS;
 }
 
+/* The chain's steps (matmul_pattern.h), each one the constraints allow. */
+static cdnn_status_t check_epilogue(const engine_constraints_t *c, const matmul_pattern_t *p)
+{
+    cdnn_status_t st = check_step(c, p->bias.tensor >= 0, EPILOGUE_BIAS);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_step(c, p->residual.tensor >= 0, EPILOGUE_RESIDUAL);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_step(c, p->activation != MATMUL_ACT_NONE,
+                        EPILOGUE_FIRST_ACTIVATION + (int)p->activation - 1);
+    return st;
+}
+
 /* ---- matmul_epilogue ----------------------------------------------------------------- */
 
 static cdnn_status_t matmul_epilogue_applies(const engine_constraints_t *c,
@@ -172,14 +185,23 @@ static cdnn_status_t matmul_epilogue_applies(const engine_constraints_t *c,
         st = check_dtype(c, &g->tensors[p.a.tensor]);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_dtype(c, &g->tensors[p.b.tensor]);
+    return st == CDNN_STATUS_SUCCESS ? check_epilogue(c, &p) : st;
+}
+
+/* ---- conv_fwd_nhwc_host ------------------------------------------------------------- */
+
+static cdnn_status_t conv_fwd_nhwc_host_applies(const engine_constraints_t *c,
+                                                const cdnn_graph_view_t *g)
+{
+    conv_host_pattern_t p;
+    cdnn_status_t st = conv_host_pattern_of(g, &p);
     if (st == CDNN_STATUS_SUCCESS)
-        st = check_step(c, p.bias.tensor >= 0, EPILOGUE_BIAS);
+        st = check_tensors(c, g);
     if (st == CDNN_STATUS_SUCCESS)
-        st = check_step(c, p.residual.tensor >= 0, EPILOGUE_RESIDUAL);
+        st = check_dtype(c, &g->tensors[p.x]);
     if (st == CDNN_STATUS_SUCCESS)
-        st = check_step(c, p.activation != MATMUL_ACT_NONE,
-                        EPILOGUE_FIRST_ACTIVATION + (int)p.activation - 1);
-    return st;
+        st = check_dtype(c, &g->tensors[p.filter]);
+    return st == CDNN_STATUS_SUCCESS ? check_epilogue(c, &p.epilogue) : st;
 }
 
 /* ---- pointwise_program ---------------------------------------------------------------- */
@@ -229,6 +251,8 @@ static const match_function_t match_functions[] = {
     {"pointwise_program", TENSOR_CONSTRAINTS, pointwise_program_applies},
     {"norm", TENSOR_CONSTRAINTS, norm_applies},
     {"reduction", TENSOR_CONSTRAINTS, reduction_applies},
+    {"conv_fwd_nhwc_host", TENSOR_CONSTRAINTS | CONSTRAINT_EPILOGUE,
+     conv_fwd_nhwc_host_applies},
 };
 
 const match_function_t *match_function_find(const char *name)

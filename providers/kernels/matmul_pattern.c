@@ -76,7 +76,7 @@ static cdnn_status_t add_step(const cdnn_graph_view_t *g, int32_t other, int *st
 {
     const cdnn_tensor_view_t *t = &g->tensors[other];
     if (t->is_virtual || t->is_scalar)
-        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "'%s' is added to the matmul's result "
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "'%s' is added to the fused op's result "
                         "but is %s; the kernels add tensors in memory", t->name,
                         t->is_virtual ? "virtual" : "a scalar");
     if (*stage == AFTER_MATMUL) {
@@ -115,12 +115,12 @@ static cdnn_status_t chain_step(const cdnn_graph_view_t *g, int32_t i, int32_t v
     const cdnn_tensor_view_t *v = &g->tensors[value];
     if (node->op != CDNN_OP_POINTWISE || (node->inputs[0] != value && node->inputs[1] != value))
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "node '%s' does not continue the "
-                        "matmul's chain of pointwise nodes", node->name);
+                        "fused op's chain of pointwise nodes", node->name);
     if (!v->is_virtual || v->type != CDNN_DATA_TYPE_F32)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "'%s' between fused nodes must be a "
                         "virtual f32 tensor (the epilogue computes in f32)", v->name);
     if (!same_dims(&g->tensors[node->outputs[0]], &g->tensors[p->c.tensor]))
-        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "node '%s' broadcasts the matmul's "
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "node '%s' broadcasts the fused op's "
                         "result to another shape", node->name);
     if (node->attr.pointwise.mode == CDNN_PW_ADD)
         return add_step(g, node->inputs[node->inputs[0] == value ? 1 : 0], stage, p);
@@ -161,6 +161,12 @@ cdnn_status_t matmul_pattern_of(const cdnn_graph_view_t *g, matmul_pattern_t *p)
     p->bias.tensor = -1;
     p->residual.tensor = -1;
     cdnn_status_t st = matmul_of(g, p);
+    return st == CDNN_STATUS_SUCCESS ? matmul_epilogue_chain(g, p) : st;
+}
+
+cdnn_status_t matmul_epilogue_chain(const cdnn_graph_view_t *g, matmul_pattern_t *p)
+{
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
     int32_t value = p->c.tensor;
     int stage = AFTER_MATMUL;
     for (int32_t i = 1; st == CDNN_STATUS_SUCCESS && i < g->node_count; i++) {

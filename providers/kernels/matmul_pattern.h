@@ -52,4 +52,14 @@ const char *matmul_activation_name(matmul_activation_t activation);
  */
 cdnn_status_t matmul_pattern_of(const cdnn_graph_view_t *g, matmul_pattern_t *p);
 
+/**
+ * The epilogue chain alone, for another op with the matmul's epilogue (the
+ * host convolution): g's nodes after the first, whose output p->c.tensor
+ * is, must be the chain above.  On success p->bias, p->residual (tensor -1
+ * when absent) and p->activation say the steps, and p->c is the chain's
+ * result; operands' strides are indexed by the first node's output dims.
+ * The caller sets p->c.tensor and p->bias.tensor = p->residual.tensor = -1.
+ */
+cdnn_status_t matmul_epilogue_chain(const cdnn_graph_view_t *g, matmul_pattern_t *p);
+
 #endif

@@ -52,6 +52,22 @@ foreach(pair "kernels_load_checks:test_every_load_check_refuses_alone*"
   set_tests_properties(${name} PROPERTIES ENVIRONMENT CDNN_TEST_FILTER=${filter})
 endforeach()
 
+# kernels:conv_host (the host convolution kernels) through the public API:
+# round trips over shapes, layouts, dtypes and epilogues, every candidate,
+# the refusals, threads.
+add_executable(test_kernels_conv
+  ${CMAKE_CURRENT_LIST_DIR}/test_kernels_conv.c
+  ${CMAKE_CURRENT_LIST_DIR}/kp_util.c)
+target_link_libraries(test_kernels_conv PRIVATE cdnn cdnn_sdk ${CMOCKA_LIBRARY}
+                      Threads::Threads m)
+target_include_directories(test_kernels_conv PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+target_compile_definitions(test_kernels_conv PRIVATE
+  HOST_KERNEL_DIR="${CMAKE_BINARY_DIR}/kernels/host"
+  TEST_KERNEL_DIR="${KP_TEST_KERNEL_DIR}"
+  PROVIDER_DIR="${CDNN_OUT_PROVIDERS}")
+add_dependencies(test_kernels_conv cdnn_provider_kernels cdnn_provider_cpu host_kernels)
+add_test(NAME kernels_conv_host COMMAND test_kernels_conv)
+
 # On a GPU (scripts/gpu-check.sh): packs of the project's CUDA code objects
 # run through cdnn on cuda:0; a skip (exit 77) without a device, as on CI.
 # Registered where nvcc built the code objects.

@@ -110,6 +110,10 @@ static const host_family_t host_families[] = {
      "host_norm", "host-norm-v1"},
     {"reduce", "kernels:reduce_host", "reduction", "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"]}",
      "host_reduce", "host-reduce-v1"},
+    {"conv_nhwc_", "kernels:conv_host", "conv_fwd_nhwc_host",
+     "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"],\"epilogue\":[\"add\",\"bias\",\"gelu\","
+     "\"gelu_tanh\",\"relu\",\"silu\",\"tanh\"]}",
+     "host_conv", "host-conv-nhwc-v1"},
 };
 #define HOST_FAMILY_COUNT (int)(sizeof host_families / sizeof *host_families)
 #define MAX_OBJECTS 64

@@ -31,7 +31,7 @@ void kp_cleanup(void);
 /** The pack of the project's host kernels (every object built in
  * HOST_KERNEL_DIR of a family the test knows), one engine per family that
  * has objects (kernels:matmul_host, kernels:pointwise_host,
- * kernels:norm_host, kernels:reduce_host), written to
+ * kernels:norm_host, kernels:reduce_host, kernels:conv_host), written to
  * dir/name. */
 void kp_write_host_pack(const char *dir, const char *name);
 

@@ -21,7 +21,7 @@ fail() {
 "$cdnn" pack verify "$pack" || fail "cdnn pack verify $pack"
 
 "$cdnn" engines >"$tmp/engines"
-for engine in matmul_host pointwise_host norm_host reduce_host; do
+for engine in matmul_host pointwise_host norm_host reduce_host conv_host; do
     grep -q " kernels:$engine " "$tmp/engines" ||
         fail "cdnn engines lists no kernels:$engine: $(cat "$tmp/engines")"
 done
@@ -42,9 +42,10 @@ round_trip() {
         fail "resave $n.cdgp: $(cat "$tmp/out")"
     cmp "$n.cdgp" "$n.re.cdgp" || fail "$n.cdgp resaves to other bytes"
 }
-# Two examples made fit for the host kernels: pointwise.json's clipped leaky
-# relu (which they lack) a tanh, and reduction.json's first reduction alone
-# (they run one reduction node).
+# Three examples made fit for the host kernels: pointwise.json's clipped
+# leaky relu (which they lack) a tanh, reduction.json's first reduction
+# alone (they run one reduction node), and conv_bias_relu.json's tensors
+# channels-last (NHWC, the filter KRSC), the layout of the conv kernels.
 /usr/bin/python3 - "$examples" "$tmp" <<'PY'
 import json, sys
 examples, tmp = sys.argv[1:]
@@ -57,6 +58,12 @@ g["nodes"] = g["nodes"][:1]
 used = {io["uid"] for io in g["nodes"][0]["inputs"] + g["nodes"][0]["outputs"]}
 g["tensors"] = [t for t in g["tensors"] if t["uid"] in used]
 json.dump(g, open(tmp + "/reduction_one.json", "w"))
+g = json.load(open(examples + "/conv_bias_relu.json"))
+for t in g["tensors"]:
+    if len(t.get("dims", [])) == 4 and t["name"] != "bias":
+        n, c, h, w = t["dims"]
+        t["strides"] = [c * h * w, 1, w * c, c]
+json.dump(g, open(tmp + "/conv_bias_relu_nhwc.json", "w"))
 PY
 
 round_trip matmul_host "$examples/matmul_bias_gelu_residual.json"
@@ -64,4 +71,5 @@ round_trip pointwise_host "$tmp/pointwise_tanh.json"
 round_trip norm_host "$examples/layernorm.json"
 round_trip norm_host "$examples/rmsnorm.json"
 round_trip reduce_host "$tmp/reduction_one.json"
+round_trip conv_host "$tmp/conv_bias_relu_nhwc.json"
 echo "default packs: kernels:* found with no CDNN_KERNEL_PATH, and each round-trips"
