@@ -919,7 +919,10 @@ CDNN_API void cdnn_blob_info_destroy(cdnn_blob_info_t *info);
 CDNN_API cdnn_status_t cdnn_graph_to_json(const cdnn_graph_t *graph,
                                           char **json);
 
-/** A graph from its JSON form (see cdnn_graph_to_json). */
+/** A graph from its JSON form (see cdnn_graph_to_json).  Non-finite
+ * numbers may be written as flatc writes them (inf, -inf, nan) or as
+ * Python's json and JavaScript do (Infinity, -Infinity, NaN), bare or
+ * quoted. */
 CDNN_API cdnn_status_t cdnn_graph_from_json(cdnn_graph_t **graph,
                                             const char *json, size_t size);
 

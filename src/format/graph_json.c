@@ -433,12 +433,15 @@ cdnn_status_t graph_json_encode(const cdnn_graph_t *g, char **json)
 
 /* ---- reading: text to jansson --------------------------------------------- */
 
-/* Where a bare inf/nan literal (flatc writes them) starts at text[i], its
- * length; else 0.  Outside strings nothing valid in JSON spells these. */
+/* Where a bare non-finite literal starts at text[i], its length; else 0.
+ * flatc writes inf, -inf and nan; Python's json, JavaScript and most other
+ * writers Infinity, -Infinity and NaN.  Outside strings nothing valid in
+ * JSON spells these. */
 static size_t nonfinite_at(const char *text, size_t n, size_t i)
 {
-    static const char *const words[] = {"inf", "nan", "-inf", "-nan", "+inf",
-                                         "+nan"};
+    static const char *const words[] = {
+        "inf", "nan", "-inf", "-nan", "+inf", "+nan",
+        "Infinity", "-Infinity", "+Infinity", "NaN", "-NaN", "+NaN"};
     if (i > 0 && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'))
         return 0;
     for (size_t w = 0; w < sizeof words / sizeof *words; w++) {
@@ -624,7 +627,17 @@ static int j_bool(jctx_t *c, const json_t *v)
     return 0;
 }
 
-/* A double: a number, or a string holding one, inf, -inf or nan. */
+/* A NaN's spelling: nan or NaN, signed or not (strtod takes any case;
+ * the reader takes the spellings writers use, no others). */
+static int is_nan_word(const char *s)
+{
+    if (*s == '-' || *s == '+')
+        s++;
+    return strcmp(s, "nan") == 0 || strcmp(s, "NaN") == 0;
+}
+
+/* A double: a number, or a string holding one, inf, -inf, nan, Infinity,
+ * -Infinity or NaN. */
 static double j_double(jctx_t *c, const json_t *v)
 {
     if (json_is_number(v))
@@ -636,10 +649,9 @@ static double j_double(jctx_t *c, const json_t *v)
     const char *s = json_string_value(v);
     char *end;
     double x = strtod(s, &end);
-    if (end == s || *end || (isnan(x) && strcmp(s, "nan") &&
-                             strcmp(s, "-nan") && strcmp(s, "+nan"))) {
-        jfail(c, "\"%.40s\" is not a number (numbers, \"inf\", \"-inf\" and "
-              "\"nan\" are)", s);
+    if (end == s || *end || (isnan(x) && !is_nan_word(s))) {
+        jfail(c, "\"%.40s\" is not a number (numbers, \"inf\", \"-inf\", "
+              "\"nan\", \"Infinity\", \"-Infinity\" and \"NaN\" are)", s);
         return 0;
     }
     return x;

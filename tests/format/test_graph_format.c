@@ -785,6 +785,46 @@ static void test_json_flatc_forms(void **state)
     cdnn_graph_destroy(g2);
 }
 
+/* What Python's json (and JavaScript) write for non-finite numbers:
+ * Infinity, -Infinity, NaN, bare or quoted; they read as flatc's forms. */
+static void test_json_python_nonfinite(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"format_major\": 1, \"tensors\": [\n"
+        "  {\"uid\": 1, \"dims\": [2, 3]},\n"
+        "  {\"uid\": 2, \"dims\": [1, 1], \"is_scalar\": true, \"scalar_value\": -Infinity},\n"
+        "  {\"uid\": 3, \"dims\": [2, 3]}],\n"
+        " \"nodes\": [{\"attr\": {\"relu_lower_clip\": -Infinity, \"relu_upper_clip\": "
+        "Infinity, \"mode\": \"ReluFwd\", \"swish_beta\": \"NaN\", \"elu_alpha\": \"-Infinity\", "
+        "\"softplus_beta\": NaN},\n"
+        "   \"attr_type\": \"PointwiseAttr\", \"op\": \"Pointwise\", \"name\": \"Infinity NaN\",\n"
+        "   \"inputs\": [{\"slot\": 0, \"uid\": 1}], \"outputs\": [{\"slot\": 0, \"uid\": 3}]}]}";
+    cdnn_graph_t *g = NULL;
+    OK(graph_json_decode(text, strlen(text), &g));
+    assert_true(isinf(g->tensors[1].scalar_value) && g->tensors[1].scalar_value < 0);
+    const cdnn_pointwise_attr_t *a = &g->nodes[0].attr.pointwise;
+    assert_true(isinf(a->relu_lower_clip) && a->relu_lower_clip < 0);
+    assert_true(isinf(a->relu_upper_clip) && a->relu_upper_clip > 0);
+    assert_true(isnan(a->swish_beta));
+    assert_true(isnan(a->softplus_beta));
+    assert_true(isinf(a->elu_alpha) && a->elu_alpha < 0);
+    assert_string_equal(g->nodes[0].name, "Infinity NaN");
+    cdnn_graph_destroy(g);
+
+    /* The same words inside a name, or misspelt, are not numbers. */
+    static const char *const bad[] = {
+        "{\"format_major\": 1, \"name\": Infinityx}",
+        "{\"format_major\": 1, \"tensors\": [{\"uid\": 1, \"scalar_value\": \"nAn\"}]}",
+        "{\"format_major\": 1, \"tensors\": [{\"uid\": 1, \"scalar_value\": Inf}]}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        g = NULL;
+        assert_int_equal(graph_json_decode(bad[i], strlen(bad[i]), &g),
+                         CDNN_STATUS_CORRUPT_DATA);
+        assert_null(g);
+    }
+}
+
 static void test_json_truncations(void **state)
 {
     (void)state;
@@ -1029,6 +1069,7 @@ int main(void)
         cmocka_unit_test(test_json_errors),
         cmocka_unit_test(test_json_hostile_sizes),
         cmocka_unit_test(test_json_flatc_forms),
+        cmocka_unit_test(test_json_python_nonfinite),
         cmocka_unit_test(test_json_truncations),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_doubles_exact),

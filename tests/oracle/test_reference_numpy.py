@@ -107,6 +107,8 @@ STATUS_FUNCTIONS = {
     "cdnn_graph_workspace_size": [P, ctypes.POINTER(ctypes.c_size_t)],
     "cdnn_graph_execute": [P, P, ctypes.c_int32, I64P,
                            ctypes.POINTER(P), P],
+    "cdnn_graph_from_json": [ctypes.POINTER(P), ctypes.c_char_p,
+                             ctypes.c_size_t],
 }
 
 
@@ -685,6 +687,33 @@ def case_integer_semantics(api):
                  run_int_pointwise(api, "identity", f, None, np.int32), want)
 
 
+def case_json_from_python(api):
+    """Graph JSON written by Python's json module, whose non-finite numbers
+    are bare Infinity, -Infinity and NaN, loads and runs: relu clipped to
+    [-inf, 1.5]."""
+    import json
+    graph = {"format_major": 1,
+             "tensors": [{"uid": 1, "data_type": "F64", "dims": [5]},
+                         {"uid": 2, "data_type": "F64", "dims": [5]}],
+             "nodes": [{"op": "Pointwise", "attr_type": "PointwiseAttr",
+                        "attr": {"mode": "ReluFwd",
+                                 "relu_lower_clip": float("-inf"),
+                                 "relu_upper_clip": 1.5},
+                        "inputs": [{"slot": 0, "uid": 1}],
+                        "outputs": [{"slot": 0, "uid": 2}]}]}
+    text = json.dumps(graph).encode()
+    assert b"-Infinity" in text
+    g = Graph(api)
+    api.lib.cdnn_graph_destroy(g.ptr)
+    g.ptr = P()
+    api.call("cdnn_graph_from_json", ctypes.byref(g.ptr), text, len(text))
+    x = np.array([-1e300, -2.0, 0.5, 1.5, 7.0])
+    y = np.full(5, np.nan)
+    g.arrays = {1: x, 2: y}
+    g.run()
+    report("graph JSON from python (-Infinity)", y, np.minimum(x, 1.5), 0)
+
+
 def case_reductions(api):
     x = RNG.uniform(-1.5, 1.5, (3, 4, 5, 6)).astype(np.float32)
     for mode_index, mode in enumerate(REDUCTIONS):
@@ -817,7 +846,7 @@ def case_concurrent_execute(api):
 CASES = [case_conv_fwd, case_conv_fwd_nhwc, case_conv_fwd_f16,
          case_conv_bwd_data, case_conv_bwd_filter, case_matmul,
          case_pointwise, case_pointwise_scalar, case_pointwise_bf16,
-         case_integer_semantics,
+         case_integer_semantics, case_json_from_python,
          case_reductions, case_batchnorm, case_layernorm, case_rmsnorm,
          case_sdpa, case_fused_virtual, case_concurrent_execute]
 
