@@ -899,6 +899,12 @@ typedef struct cdnn_blob_info {
     char graph_content_key[65];     /* of the graph the plan was built from */
     int32_t tensor_count;
     const cdnn_tensor_io_t *tensors; /* the plan's variant-pack tensors */
+    /* The provider's payload, payload_size bytes, pointing into the bytes
+     * given to cdnn_blob_inspect (valid while they are).  cdnn checked the
+     * plan's digest over it but not its contents: hostile until its own
+     * reader checks it (`cdnn inspect` reads a kernels:* plan's, whose
+     * format is docs/FORMATS.md section 10). */
+    const void *payload;
 } cdnn_blob_info_t;
 
 /**

@@ -3,11 +3,14 @@
  * a fixed 64-byte header, then a FlatBuffers body holding the code object
  * that ran at build, how its handler launches it, and the graph it runs.
  *
- * Decoding runs the first eight of the ordered load checks (header,
- * marker, readable version, known kind, sizes, body SHA-256, verifier and
- * identifier, field validity), each refusing alone with its own message;
- * restore.c runs the rest.  Damage is CORRUPT_DATA; a payload this
- * provider cannot read (a newer format) is NOT_SUPPORTED.
+ * The format and its decoder are the SDK's (<cdnn_sdk/kpayload.h>), shared
+ * with `cdnn inspect`; these are the provider's names for them.  Decoding
+ * runs the first eight of the ordered load checks (header, marker,
+ * readable version, known kind, sizes, body SHA-256, verifier and
+ * identifier, field validity -- the last including the provider's own
+ * check that the target is of the payload's kind), each refusing alone
+ * with its own message; restore.c runs the rest.  Damage is CORRUPT_DATA;
+ * a payload this provider cannot read (a newer format) is NOT_SUPPORTED.
  */
 #ifndef CDNN_KERNELS_PAYLOAD_H
 #define CDNN_KERNELS_PAYLOAD_H
@@ -17,52 +20,23 @@
 
 #include <cdnn/provider.h>
 #include <cdnn_sdk/kpack.h>
+#include <cdnn_sdk/kpayload.h>
 
-#define KERNEL_PAYLOAD_MARKER "CDKL"
-#define KERNEL_PAYLOAD_MAJOR 1
-#define KERNEL_PAYLOAD_MINOR 0
-#define KERNEL_PAYLOAD_HEADER_SIZE 64
+#define KERNEL_PAYLOAD_MARKER SDK_KPAYLOAD_MARKER
+#define KERNEL_PAYLOAD_MAJOR SDK_KPAYLOAD_MAJOR
+#define KERNEL_PAYLOAD_MINOR SDK_KPAYLOAD_MINOR
+#define KERNEL_PAYLOAD_HEADER_SIZE SDK_KPAYLOAD_HEADER_SIZE
+#define KERNEL_PAYLOAD_MAX_LAUNCH_VALUES SDK_KPAYLOAD_MAX_LAUNCH_VALUES
+#define KERNEL_PAYLOAD_MAX_METADATA SDK_KPAYLOAD_MAX_METADATA
 
-/* Limits on what a payload may claim, far above what a handler makes. */
-#define KERNEL_PAYLOAD_MAX_LAUNCH_VALUES 4096
-#define KERNEL_PAYLOAD_MAX_METADATA 256
+typedef sdk_kpayload_kind_t kernel_kind_t;
+#define KERNEL_KIND_HOST SDK_KPAYLOAD_HOST
+#define KERNEL_KIND_CUDA SDK_KPAYLOAD_CUDA
 
-typedef enum kernel_kind {
-    KERNEL_KIND_HOST = 1,
-    KERNEL_KIND_CUDA = 2,
-} kernel_kind_t;
+typedef sdk_kpayload_t kernel_payload_t;
 
 /** "host", "cuda", or NULL for another value. */
 const char *kernel_kind_name(int kind);
-
-/* A payload's fields.  Decoded, the strings and byte ranges point into the
- * payload's bytes, and the two arrays into what the decoder allocated
- * (kernel_payload_free). */
-typedef struct kernel_payload {
-    kernel_kind_t kind;
-    uint64_t engine_id;
-    const char *engine;
-    const char *kernel_id;
-    const char *handler;
-    uint32_t handler_version;
-    const int64_t *launch_values;
-    int32_t launch_count;
-    const char *target;
-    const char *symbol;
-    const uint8_t *kernel_sha256; /* 32 bytes */
-    const char *signature;
-    const uint8_t *code;
-    size_t code_size;
-    const char *provider_version; /* diagnostic */
-    const uint8_t *graph;         /* graph format bytes (host graph_encode) */
-    size_t graph_size;
-    const sdk_kpack_kv_t *metadata; /* the kernel's pack metadata, in pack order */
-    int32_t metadata_count;
-    const char *pack_name;    /* diagnostic */
-    const char *pack_version; /* diagnostic */
-    int64_t *decoded_values;
-    sdk_kpack_kv_t *decoded_metadata;
-} kernel_payload_t;
 
 /** The payload's bytes, header and body, malloc'd into *bytes. */
 cdnn_status_t kernel_payload_encode(const kernel_payload_t *p, uint8_t **bytes,

@@ -95,6 +95,7 @@ static cdnn_status_t plan_details(const uint8_t *bytes, size_t size, blob_info_o
     info->payload_major = r.payload_major;
     info->payload_minor = r.payload_minor;
     info->payload_size = r.payload_size;
+    info->payload = r.payload; /* into bytes, as the record's */
     sdk_sha256_hex(r.content_key, info->graph_content_key);
     st = copy_plan(&r, o);
     plan_record_free(&r);

@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cdnn_sdk/error.h>
+#include <cdnn_sdk/kpayload.h>
+#include <cdnn_sdk/sha256.h>
+
 #include "cli.h"
 #include "io.h"
 
@@ -15,7 +19,9 @@ static const char inspect_help[] =
     "\n"
     "Say what FILE (a saved graph, plan or graph+plan container) holds: its\n"
     "format versions; for a graph its content key; for a plan the engine,\n"
-    "provider, device, workspace, payload and the tensors execute needs.\n"
+    "provider, device, workspace, payload and the tensors execute needs;\n"
+    "for a plan on a kernels:* engine the kernel it carries: its id, target,\n"
+    "symbol, signature, handler, and its code object's size and SHA-256.\n"
     "Everything is verified as a load would verify it (a plan's SHA-256\n"
     "included), but nothing is loaded into a provider or run.  Exit 1 if\n"
     "FILE is damaged, or if a container's graph is not the one its plan was\n"
@@ -31,6 +37,11 @@ typedef struct view {
     const char *path;
     const cdnn_blob_info_t *info;
     char graph_key[65]; /* of the graph FILE holds; "" when it holds none */
+    /* A kernels:* plan's payload (docs/FORMATS.md section 10), decoded by
+     * the SDK's reader, the provider's own; has_kernel 0 for other plans. */
+    int has_kernel;
+    sdk_kpayload_t kernel;
+    char kernel_sha256[SDK_SHA256_HEX_SIZE];
 } view_t;
 
 static int is_container(const cdnn_blob_info_t *info)
@@ -104,6 +115,33 @@ static void text_plan(const cdnn_blob_info_t *info)
     text_tensors(info);
 }
 
+/* The kernels a kernels:* plan carries: one code object per payload. */
+static void text_kernels(const view_t *v)
+{
+    const sdk_kpayload_t *k = &v->kernel;
+    printf("%-19s%d\n", "kernels", 1);
+    label("  kernel");
+    cli_text_string(stdout, k->kernel_id);
+    putchar('\n');
+    text_line("  target", k->target);
+    text_line("  symbol", k->symbol);
+    text_line("  signature", k->signature);
+    label("  handler");
+    cli_text_string(stdout, k->handler);
+    printf(" v%u\n", k->handler_version);
+    printf("%-19s%zu B\n", "  code object", k->code_size);
+    text_line("  sha256", v->kernel_sha256);
+    if (k->pack_name) {
+        label("  from pack");
+        cli_text_string(stdout, k->pack_name);
+        if (k->pack_version) {
+            putchar(' ');
+            cli_text_string(stdout, k->pack_version);
+        }
+        putchar('\n');
+    }
+}
+
 /* Graph format 1.1 and container format 1.1 carry a SHA-256 that every
  * load (and inspect) checks before anything else; 1.0 carried none. */
 static const char *graph_integrity(const cdnn_blob_info_t *info)
@@ -125,9 +163,11 @@ static void print_text(const view_t *v)
         printf("%-19s%u.%u\n", "graph format", info->graph_major, info->graph_minor);
         text_line("graph content key", v->graph_key);
     }
-    if (info->contents & CDNN_BLOB_PLAN)
+    if (info->contents & CDNN_BLOB_PLAN) {
         text_plan(info);
-    else
+        if (v->has_kernel)
+            text_kernels(v);
+    } else
         text_line("integrity", graph_integrity(info));
 }
 
@@ -153,8 +193,36 @@ static void json_tensors(const cdnn_blob_info_t *info)
     printf("%s]\n", info->tensor_count ? "\n    " : "");
 }
 
-static void json_plan(const cdnn_blob_info_t *info)
+/* "kernels": [...], the payload's one kernel; [] for a plan on another
+ * provider's engine. */
+static void json_kernels(const view_t *v)
 {
+    const sdk_kpayload_t *k = &v->kernel;
+    printf("    \"kernels\": [");
+    if (v->has_kernel) {
+        printf("\n      {\"id\": ");
+        cli_json_string(stdout, k->kernel_id);
+        printf(", \"target\": ");
+        cli_json_string(stdout, k->target);
+        printf(", \"symbol\": ");
+        cli_json_string(stdout, k->symbol);
+        printf(", \"signature\": ");
+        cli_json_string(stdout, k->signature);
+        printf(", \"handler\": ");
+        cli_json_string(stdout, k->handler);
+        printf(", \"handler_version\": %u, \"bytes\": %zu, \"sha256\": \"%s\", "
+               "\"pack\": ", k->handler_version, k->code_size, v->kernel_sha256);
+        cli_json_string(stdout, k->pack_name ? k->pack_name : "");
+        printf(", \"pack_version\": ");
+        cli_json_string(stdout, k->pack_version ? k->pack_version : "");
+        printf("}\n    ");
+    }
+    printf("],\n");
+}
+
+static void json_plan(const view_t *v)
+{
+    const cdnn_blob_info_t *info = v->info;
     printf("  \"plan\": {\n    \"format\": \"%u.%u\",\n", info->plan_major, info->plan_minor);
     printf("    \"engine_id\": \"0x%016" PRIx64 "\",\n", info->engine_id);
     json_field("engine_name", info->engine_name, 0);
@@ -167,6 +235,7 @@ static void json_plan(const cdnn_blob_info_t *info)
     json_field("graph_content_key", info->graph_content_key, 0);
     printf("    \"verified\": %s,\n    \"digest\": \"SHA-256\",\n",
            info->plan_verified ? "true" : "false");
+    json_kernels(v);
     json_tensors(info);
     printf("  }\n");
 }
@@ -190,7 +259,7 @@ static void print_json(const view_t *v)
         printf("  }%s\n", plan ? "," : "");
     }
     if (plan)
-        json_plan(info);
+        json_plan(v);
     printf("}\n");
 }
 
@@ -236,6 +305,24 @@ static int graph_key(const cli_artifact_t *a, view_t *v)
     return rc;
 }
 
+/* A plan on a kernels:* engine carries its kernel in its payload, which the
+ * SDK's reader checks as the provider's restore would (checks 1-8 of
+ * docs/FORMATS.md section 10) before anything is shown: a payload that
+ * does not decode fails the inspection, as it would fail a load. */
+static int kernel_of(view_t *v)
+{
+    const cdnn_blob_info_t *info = v->info;
+    if (!(info->contents & CDNN_BLOB_PLAN) || strncmp(info->engine_name, "kernels:", 8) != 0)
+        return EXIT_OK;
+    cdnn_status_t st = sdk_kpayload_decode(info->payload, info->payload_size, &v->kernel);
+    if (st != CDNN_STATUS_SUCCESS)
+        return cli_fail("inspect", st, "'%s': the plan's kernel cannot be shown: %s",
+                        v->path, sdk_last_error(NULL));
+    v->has_kernel = 1;
+    sdk_sha256_hex(v->kernel.kernel_sha256, v->kernel_sha256);
+    return EXIT_OK;
+}
+
 static int inspect_file(const char *path, int json)
 {
     cli_artifact_t a;
@@ -257,7 +344,10 @@ static int inspect_file(const char *path, int json)
     else if (info->contents & CDNN_BLOB_GRAPH)
         rc = graph_key(&a, &v);
     if (rc == EXIT_OK)
+        rc = kernel_of(&v);
+    if (rc == EXIT_OK)
         json ? print_json(&v) : print_text(&v);
+    sdk_kpayload_free(&v.kernel);
     cdnn_blob_info_destroy(info);
     cli_artifact_free(&a);
     return rc;
