@@ -184,6 +184,40 @@ static void test_provider_words_reach_caller(void **state)
     cdnn_handle_destroy(h);
 }
 
+/* A graph that uses what graph format 1.2 added (here a layer-norm
+ * without bias) is not shown to a provider stamped below ABI 1.3 (the
+ * test provider says 1.0): the reason is cdnn's, not the engine's. */
+static void test_old_abi_not_shown_new_forms(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = handle_with_path(TEST_PROVIDER_ROOT "/extra");
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+        cdnn_graph_t *g = NULL;
+        const int64_t x[] = {2, 8}, p[] = {1, 8};
+        assert_int_equal(cdnn_graph_create(&g), CDNN_STATUS_SUCCESS);
+        assert_int_equal(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_F32, 2, x, NULL), 0);
+        assert_int_equal(cdnn_graph_tensor(g, 2, "s", CDNN_DATA_TYPE_F32, 2, p, NULL), 0);
+        if (with_bias)
+            assert_int_equal(cdnn_graph_tensor(g, 3, "b", CDNN_DATA_TYPE_F32, 2, p, NULL), 0);
+        assert_int_equal(cdnn_graph_tensor(g, 4, "y", CDNN_DATA_TYPE_F32, 2, x, NULL), 0);
+        assert_int_equal(cdnn_graph_layernorm(g, "ln", 1e-5, 1, 2,
+                                              with_bias ? 3 : CDNN_UID_NONE, 4,
+                                              CDNN_UID_NONE, CDNN_UID_NONE), 0);
+        cdnn_build_options_t *opts = NULL;
+        assert_int_equal(cdnn_build_options_create(&opts), CDNN_STATUS_SUCCESS);
+        assert_int_equal(cdnn_build_options_pin_engine(
+                             opts, cdnn_engine_id_from_name("test:extra")), 0);
+        assert_int_equal(cdnn_graph_build(g, h, opts), CDNN_STATUS_NOT_SUPPORTED);
+        const char *want = with_bias ? "the test engine declines every graph"
+                                     : "built for provider ABI 1.0, before the graph's";
+        if (!strstr(cdnn_last_error(), want))
+            fail_msg("message \"%s\" lacks \"%s\"", cdnn_last_error(), want);
+        cdnn_build_options_destroy(opts);
+        cdnn_graph_destroy(g);
+    }
+    cdnn_handle_destroy(h);
+}
+
 static void test_unserved_pinned_engine(void **state)
 {
     (void)state;
@@ -236,6 +270,7 @@ int main(void)
         cmocka_unit_test_setup(test_path_fixed_while_handles_live, reset),
         cmocka_unit_test_setup(test_empty_path_warns, reset),
         cmocka_unit_test_setup(test_provider_words_reach_caller, reset),
+        cmocka_unit_test_setup(test_old_abi_not_shown_new_forms, reset),
         cmocka_unit_test_setup(test_unserved_pinned_engine, reset),
         cmocka_unit_test_setup(test_plan_outlives_handle, reset),
     };

@@ -590,10 +590,12 @@ CDNN_API cdnn_status_t cdnn_graph_batchnorm_inference(
     int64_t scale, int64_t bias, int64_t mean, int64_t variance, int64_t y);
 
 /**
- * Layer-norm forward.  The normalised dims are those where scale has the
- * dim of x; scale and bias have 1 in every other dim.  mean and inv_variance
- * are optional outputs (CDNN_UID_NONE) with x's dims reduced over the
- * normalised dims.
+ * Layer-norm forward: y = (x - mean) / sqrt(var + eps) * scale (+ bias).
+ * The normalised dims are those where scale has the dim of x; scale and
+ * bias have 1 in every other dim.  bias may be CDNN_UID_NONE (no bias; a
+ * graph with such a node saves as graph format 1.2).  mean and
+ * inv_variance are optional outputs (CDNN_UID_NONE) with x's dims reduced
+ * over the normalised dims.
  */
 CDNN_API cdnn_status_t cdnn_graph_layernorm(cdnn_graph_t *graph,
                                             const char *name, double epsilon,

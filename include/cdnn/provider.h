@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define CDNN_PROVIDER_ABI_MAJOR 1
-#define CDNN_PROVIDER_ABI_MINOR 2
+#define CDNN_PROVIDER_ABI_MINOR 3
 
 /** The symbol each provider exports: const cdnn_provider_t *f(void). */
 #define CDNN_PROVIDER_ENTRY_SYMBOL "cdnn_provider_entry"

@@ -24,6 +24,7 @@
 #include "engine/registry.h"
 #include "engine/winner_cache.h"
 #include "graph/graph.h"
+#include "graph/ops.h"
 
 /* ---- reasons: why each engine was passed over -------------------------- */
 
@@ -83,11 +84,24 @@ static cdnn_status_t applicable_engines(cdnn_graph_t *g, const cdnn_handle_t *h,
                          "the pinned engine id 0x%016" PRIx64 " is not served by "
                          "any loaded provider; providers were looked for in: %s",
                          opts->pinned, cdnn_provider_search_path());
+    uint16_t graph_minor = op_view_minor(&g->view);
     for (int32_t i = 0; i < total; i++) {
         const engine_slot_t *e = registry_engine(i);
         if (opts && opts->has_pinned && e->id != opts->pinned)
             continue;
         const cdnn_provider_t *t = e->provider->table;
+        /* Ops and port forms newer than a provider's ABI are not shown to
+         * it: it was not written to expect them (provider.h, ABI 1.3). */
+        if (graph_minor >= OP_TABLE_FORMAT_MINOR && t->abi_minor < OP_TABLE_ABI_MINOR) {
+            char why[200];
+            snprintf(why, sizeof why,
+                     "its provider was built for provider ABI 1.%u, before the "
+                     "graph's ops or ports (layer-norm without bias: ABI 1.%d); "
+                     "rebuild it against this cdnn",
+                     (unsigned)t->abi_minor, OP_TABLE_ABI_MINOR);
+            add_reason(reasons, e->name, why);
+            continue;
+        }
         if (t->applicable(e->provider->state, e->index, &h->device, &g->view) !=
             CDNN_STATUS_SUCCESS) {
             add_reason(reasons, e->name, registry_provider_error(e->provider));

@@ -243,6 +243,24 @@ static fb_ref_t encode_node(fb_builder_t *b, const graph_node_t *n)
 
 static const uint8_t zero_digest[32];
 
+_Static_assert(GRAPH_FORMAT_MINOR == OP_TABLE_FORMAT_MINOR,
+               "the op table's newest forms are this format's");
+
+/* The lowest minor that expresses every node of g (graph_format.h). */
+static uint16_t minor_needed(const cdnn_graph_t *g)
+{
+    uint16_t minor = GRAPH_FORMAT_MINOR_LOWEST;
+    for (int32_t i = 0; i < g->node_count; i++) {
+        int present[CDNN_NODE_MAX_INPUTS];
+        for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++)
+            present[p] = g->nodes[i].inputs[p] != CDNN_UID_NONE;
+        uint16_t m = op_node_minor(g->nodes[i].op, present);
+        if (m > minor)
+            minor = m;
+    }
+    return minor;
+}
+
 static fb_ref_t encode_graph(fb_builder_t *b, const cdnn_graph_t *g,
                              fb_ref_t *refs)
 {
@@ -259,7 +277,7 @@ static fb_ref_t encode_graph(fb_builder_t *b, const cdnn_graph_t *g,
         g->node_count ? fb_vector_refs(b, refs, (size_t)g->node_count) : 0;
     fb_table_start(b, GF_GRAPH_SHA256 + 1);
     fb_add_u16(b, GF_GRAPH_MAJOR, GRAPH_FORMAT_MAJOR, 0);
-    fb_add_u16(b, GF_GRAPH_MINOR, GRAPH_FORMAT_MINOR, 0);
+    fb_add_u16(b, GF_GRAPH_MINOR, minor_needed(g), 0);
     fb_add_ref(b, GF_GRAPH_NAME, name);
     fb_add_i8(b, GF_GRAPH_IO_TYPE, (int8_t)g->io_type, CDNN_DATA_TYPE_F32);
     fb_add_i8(b, GF_GRAPH_INTERMEDIATE_TYPE, (int8_t)g->intermediate_type,

@@ -16,10 +16,15 @@
 #include <cdnn/provider.h>
 #include <cdnn_sdk/flatbuf.h>
 
-/* The format this build writes.  It reads major 1 of any minor: a newer
- * minor only adds fields, which are ignored. */
+/* The newest format this build writes and knows.  It reads major 1 of any
+ * minor: a newer minor only adds fields, which are ignored.  A graph is
+ * written as the lowest minor that expresses it, never below 1.1 (the
+ * digest): 1.2 only when it uses what 1.2 added (a layer-norm without
+ * bias; the op table's since_minor and relaxed_minor),
+ * so that a graph using nothing newer saves the bytes it always did. */
 #define GRAPH_FORMAT_MAJOR 1
-#define GRAPH_FORMAT_MINOR 1
+#define GRAPH_FORMAT_MINOR 2
+#define GRAPH_FORMAT_MINOR_LOWEST 1
 
 /* Most tensors, and most nodes, a saved graph may hold.  The builder finds
  * tensors by a linear search, so loading n tensors costs n^2; the cap keeps

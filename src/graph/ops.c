@@ -58,7 +58,8 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
         .shape_rule = shape_rule_batchnorm},
     [CDNN_OP_LAYERNORM] = {
         .name = "layernorm", .schema_name = "Layernorm",
-        .inputs = {3, 3, {"x", "scale", "bias"}},
+        .inputs = {2, 3, {"x", "scale", "bias"}},
+        .required_before = 3, .relaxed_minor = 2, /* bias optional from 1.2 */
         .outputs = {1, 3, {"y", "mean", "inv_variance"}},
         .attr = OP_ATTR_NORM, .float_only = 1, .same_typed_inputs = 0,
         .shape_rule = shape_rule_norm},
@@ -77,6 +78,32 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
 const op_desc_t *op_desc(cdnn_op_t op)
 {
     return (unsigned)op < CDNN_OP_COUNT ? &op_table[op] : NULL;
+}
+
+uint16_t op_node_minor(cdnn_op_t op, const int present[CDNN_NODE_MAX_INPUTS])
+{
+    const op_desc_t *d = op_desc(op);
+    if (!d)
+        return 0;
+    uint16_t minor = d->since_minor;
+    for (int p = 0; p < d->required_before && p < CDNN_NODE_MAX_INPUTS; p++)
+        if (!present[p] && d->relaxed_minor > minor)
+            minor = d->relaxed_minor;
+    return minor;
+}
+
+uint16_t op_view_minor(const cdnn_graph_view_t *view)
+{
+    uint16_t minor = 0;
+    for (int32_t i = 0; i < view->node_count; i++) {
+        int present[CDNN_NODE_MAX_INPUTS];
+        for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++)
+            present[p] = view->nodes[i].inputs[p] >= 0;
+        uint16_t m = op_node_minor(view->nodes[i].op, present);
+        if (m > minor)
+            minor = m;
+    }
+    return minor;
 }
 
 static const char *port_name(const op_ports_t *ports, int port)

@@ -56,7 +56,31 @@ typedef struct op_desc {
     int float_only;        /* every port holds a floating-point type */
     int same_typed_inputs; /* this many leading inputs share one type */
     op_shape_rule_fn shape_rule;
+    /* Format history.  The graph format minor that introduced the op (0:
+     * format 1.0); and, for an op whose inputs became optional later, the
+     * inputs a graph of a minor below `relaxed_minor` must connect
+     * (`required_before`; 0: inputs.required throughout).  A graph is
+     * saved as the lowest minor that holds each of its nodes
+     * (op_node_minor), so that one using nothing newer keeps its bytes. */
+    uint16_t since_minor;
+    int32_t required_before;
+    uint16_t relaxed_minor;
 } op_desc_t;
+
+/* The first graph format minor, and the first provider ABI minor, that
+ * know every op and port form of the op table (op_node_minor gives what a
+ * node needs). */
+#define OP_TABLE_FORMAT_MINOR 2
+/* A provider stamped below this ABI minor is not shown graphs that need
+ * graph format minor 2 (ops and port forms it was not written for). */
+#define OP_TABLE_ABI_MINOR 3
+
+/** The lowest graph format minor that expresses a node of op with these
+ * inputs connected (present[i] nonzero), at least 0.  0 for an unknown op. */
+uint16_t op_node_minor(cdnn_op_t op, const int present[CDNN_NODE_MAX_INPUTS]);
+
+/** The largest op_node_minor of a validated view's nodes. */
+uint16_t op_view_minor(const cdnn_graph_view_t *view);
 
 /** The row of op, or NULL for a value that is not a cdnn_op_t. */
 const op_desc_t *op_desc(cdnn_op_t op);

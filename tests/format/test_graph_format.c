@@ -825,6 +825,68 @@ static void test_json_python_nonfinite(void **state)
     }
 }
 
+/* A graph is saved as the lowest format minor that expresses it: 1.1,
+ * or 1.2 for a layer-norm without bias; and either loads back. */
+static uint16_t saved_minor(cdnn_graph_t *g, cdnn_graph_t **loaded)
+{
+    size_t n = 0;
+    OK(cdnn_graph_save(g, CDNN_SAVE_GRAPH, NULL, 0, &n));
+    uint8_t *bytes = malloc(n);
+    assert_non_null(bytes);
+    OK(cdnn_graph_save(g, CDNN_SAVE_GRAPH, bytes, n, &n));
+    cdnn_blob_info_t *info = NULL;
+    OK(cdnn_blob_inspect(bytes, n, &info));
+    uint16_t minor = info->graph_minor;
+    cdnn_blob_info_destroy(info);
+    OK(cdnn_graph_load(loaded, NULL, bytes, n));
+    free(bytes);
+    return minor;
+}
+
+static cdnn_graph_t *layernorm_graph(int with_bias)
+{
+    cdnn_graph_t *g = NULL;
+    OK(cdnn_graph_create(&g));
+    int64_t x[2] = {4, 8}, p[2] = {1, 8};
+    OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_F32, 2, x, NULL));
+    OK(cdnn_graph_tensor(g, 2, "scale", CDNN_DATA_TYPE_F32, 2, p, NULL));
+    if (with_bias)
+        OK(cdnn_graph_tensor(g, 3, "bias", CDNN_DATA_TYPE_F32, 2, p, NULL));
+    OK(cdnn_graph_tensor(g, 4, "y", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+    OK(cdnn_graph_layernorm(g, "ln", 1e-5, 1, 2, with_bias ? 3 : CDNN_UID_NONE, 4,
+                            CDNN_UID_NONE, CDNN_UID_NONE));
+    return g;
+}
+
+/* g saved, loaded back, and through JSON: the same content key. */
+static void expect_round_trips(cdnn_graph_t *g, uint16_t want_minor)
+{
+    cdnn_graph_t *loaded = NULL, *from_json = NULL;
+    OK(cdnn_graph_validate(g));
+    assert_int_equal(saved_minor(g, &loaded), want_minor);
+    char k1[65], k2[65], *json = NULL;
+    OK(cdnn_graph_content_key(g, k1));
+    OK(cdnn_graph_content_key(loaded, k2));
+    assert_string_equal(k1, k2);
+    OK(cdnn_graph_to_json(g, &json));
+    OK(cdnn_graph_from_json(&from_json, json, strlen(json)));
+    OK(cdnn_graph_content_key(from_json, k2));
+    assert_string_equal(k1, k2);
+    free(json);
+    cdnn_graph_destroy(from_json);
+    cdnn_graph_destroy(loaded);
+}
+
+static void test_lowest_minor_layernorm_bias(void **state)
+{
+    (void)state;
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+        cdnn_graph_t *g = layernorm_graph(with_bias);
+        expect_round_trips(g, with_bias ? 1 : 2);
+        cdnn_graph_destroy(g);
+    }
+}
+
 static void test_json_truncations(void **state)
 {
     (void)state;
@@ -1070,6 +1132,7 @@ int main(void)
         cmocka_unit_test(test_json_hostile_sizes),
         cmocka_unit_test(test_json_flatc_forms),
         cmocka_unit_test(test_json_python_nonfinite),
+        cmocka_unit_test(test_lowest_minor_layernorm_bias),
         cmocka_unit_test(test_json_truncations),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_doubles_exact),

@@ -86,6 +86,9 @@ BLOB_GRAPH, BLOB_PLAN = 1, 2
 PLAN_MAJOR, PLAN_MINOR = 1, 0
 CONTAINER_MAJOR, CONTAINER_MINOR = 1, 1
 GRAPH_MAJOR, GRAPH_MINOR = 1, 1
+# The first graph minor this cdnn does not know (it knows up to 1.2, and
+# writes 1.1 unless a graph uses what 1.2 added): a "future" graph.
+GRAPH_NEXT_MINOR = 3
 DEVICE_CPU, DEVICE_CUDA = 0, 1
 
 EXAMPLE = "pointwise.json"       # the graph the plans are built from
@@ -1259,61 +1262,59 @@ def flatc_graph_cases(c):
     future = os.path.join(tmp, "graph_future.fbs")
     with open(gschema) as f:
         text = f.read()
-    # A 1.2 schema: a field appended to Graph (after the digest, field 8)
+    # A 1.3 schema: a field appended to Graph (after the digest, field 8)
     # and to Tensor.
     new_text = text.replace("  sha256: [ubyte];\n}",
                             "  sha256: [ubyte];\n  future_graph_field: uint;\n}")
     new_text = new_text.replace("  scalar_value: double = 0;\n}",
                                 "  scalar_value: double = 0;\n"
                                 "  future_tensor_field: string;\n}")
-    report("the 1.2 schema appends fields to Graph and Tensor",
+    report("the 1.3 schema appends fields to Graph and Tensor",
            new_text.count("future_") == 2, "graph.fbs changed shape")
     with open(future, "w") as f:
         f.write(new_text)
-    g12 = dict(gjson)
-    g12["format_minor"] = 2
-    g12["future_graph_field"] = 77
-    g12["sha256"] = [0] * 32  # the writer's place for the digest
-    g12["tensors"] = [dict(t, future_tensor_field="x") for t in gjson["tensors"]]
-    zeroed = flatc_binary(tmp, future, g12, "graph12")
-    expect("graph format 1.2 (flatc), digest left zero -> CORRUPT_DATA",
+    g13 = dict(gjson)
+    g13["format_minor"] = GRAPH_NEXT_MINOR
+    g13["future_graph_field"] = 77
+    g13["sha256"] = [0] * 32  # the writer's place for the digest
+    g13["tensors"] = [dict(t, future_tensor_field="x") for t in gjson["tensors"]]
+    zeroed = flatc_binary(tmp, future, g13, "graph13")
+    expect("graph format 1.3 (flatc), digest left zero -> CORRUPT_DATA",
            load(zeroed), CORRUPT_DATA,
            ["the graph is damaged", "SHA-256 does not match"])
     st, msg, k = load(sealed_graph(zeroed))
-    report("graph format 1.2 (flatc, unknown fields, sealed in python) loads "
+    report("graph format 1.3 (flatc, unknown fields, sealed in python) loads "
            "with the same content key", st == SUCCESS and k == c.key,
            "status %s: %s" % (STATUS_NAMES.get(st, st), msg))
-    bare = dict(g12)
+    bare = dict(g13)
     del bare["sha256"]
-    expect("graph format 1.2 (flatc) without a SHA-256 -> CORRUPT_DATA",
-           load(flatc_binary(tmp, future, bare, "graph12_bare")), CORRUPT_DATA,
-           ["the graph is damaged", "1.2", "always carries a SHA-256"])
-    # A 1.2 graph that uses what 1.2 added -- a new Op value, a new NodeAttr
-    # union member -- cannot be loaded by a 1.1 reader, but it is not
+    expect("graph format 1.3 (flatc) without a SHA-256 -> CORRUPT_DATA",
+           load(flatc_binary(tmp, future, bare, "graph13_bare")), CORRUPT_DATA,
+           ["the graph is damaged", "1.3", "always carries a SHA-256"])
+    # A 1.3 graph that uses what 1.3 added -- a new Op value, a new NodeAttr
+    # union member -- cannot be loaded by a 1.2 reader, but it is not
     # damaged: NOT_SUPPORTED, "load them with a newer cdnn" (graph.fbs:
     # a new minor only adds fields or enum values).
-    newer = new_text.replace(
-        "union NodeAttr { ConvAttr, PointwiseAttr, ReductionAttr, NormAttr, "
-        "SdpaAttr }",
-        "table FutureAttr { x: int; }\nunion NodeAttr { ConvAttr, "
-        "PointwiseAttr, ReductionAttr, NormAttr, SdpaAttr, FutureAttr }")
-    # After the last Op, whichever it is: adding an op to cdnn is a row of
-    # its op table, not an edit here.
+    # After the last member and the last Op, whichever they are: adding an
+    # op to cdnn is a row of its op table, not an edit here.
+    newer = re.sub(r"union NodeAttr \{([^}]*?) \}",
+                   r"table FutureAttr { x: int; }\nunion NodeAttr {\1, FutureAttr }",
+                   new_text, count=1)
     newer = re.sub(r"(enum Op : byte \{[^}]*?)\n\}", r"\1, FutureOp\n}", newer,
                    count=1)
-    report("the 1.2 schema adds an Op value and a NodeAttr member",
+    report("the 1.3 schema adds an Op value and a NodeAttr member",
            newer.count("Future") == 3, "graph.fbs changed shape")
     with open(future, "w") as f:
         f.write(newer)
     for what, change in (("a new Op value", {"op": "FutureOp"}),
                          ("a new NodeAttr member",
                           {"attr_type": "FutureAttr", "attr": {"x": 1}})):
-        gnew = json.loads(json.dumps(g12))
+        gnew = json.loads(json.dumps(g13))
         gnew["nodes"][0].update(change)
-        expect("graph format 1.2 using %s (sealed) -> NOT_SUPPORTED, newer "
+        expect("graph format 1.3 using %s (sealed) -> NOT_SUPPORTED, newer "
                "cdnn" % what,
-               load(sealed_graph(flatc_binary(tmp, future, gnew, "graph12_new"))),
-               NOT_SUPPORTED, ["1.2", "newer cdnn"])
+               load(sealed_graph(flatc_binary(tmp, future, gnew, "graph13_new"))),
+               NOT_SUPPORTED, ["1.3", "newer cdnn"])
     g20 = dict(gjson)
     g20["format_major"], g20["format_minor"] = 2, 0
     g20["sha256"] = [0] * 32

@@ -84,25 +84,31 @@ static void bn_case(const norm_shape_t *s, cdnn_data_type_t type,
 
 /* ---- layer-norm ---- */
 
+/* variant 0: with bias; 1: with bias, mean and inv_variance; 2: without
+ * bias (graph format 1.2). */
 static void ln_case(const norm_shape_t *s, cdnn_data_type_t type,
-                    h_layout_t layout, int stats, h_values_t *packed)
+                    h_layout_t layout, int variant, h_values_t *packed)
 {
     char text[64];
+    int stats = variant == 1, bias = variant != 2;
     int32_t stat_rank = layout == H_PACKED ? 0 : s->rank;
     h_case_t c;
     h_begin(&c, H_ACCUMULATE, "layernorm %s %s x %s%s",
             cdnn_data_type_name(type), h_layout_name(layout),
-            dims_text(s, text, sizeof text), stats ? " with mean, inv_var" : "");
+            dims_text(s, text, sizeof text),
+            stats ? " with mean, inv_var" : bias ? "" : " without bias");
     norm_keep(&c, layout, packed);
     h_input(&c, N_X, type, s->rank, s->x, layout, H_WIDE);
     h_input(&c, N_SCALE, type, s->rank, s->scale, layout, H_UNIFORM);
-    h_input(&c, N_BIAS, type, s->rank, s->scale, layout, H_UNIFORM);
+    if (bias)
+        h_input(&c, N_BIAS, type, s->rank, s->scale, layout, H_UNIFORM);
     h_output(&c, N_Y, type, s->rank, s->x, layout);
     if (stats) {
         h_output(&c, N_STAT1, type, stat_rank, s->stat, layout);
         h_output(&c, N_STAT2, type, stat_rank, s->stat, layout);
     }
-    h_call(&c, cdnn_graph_layernorm(c.graph, "ln", 1e-5, N_X, N_SCALE, N_BIAS,
+    h_call(&c, cdnn_graph_layernorm(c.graph, "ln", 1e-5, N_X, N_SCALE,
+                                    bias ? N_BIAS : CDNN_UID_NONE,
                                     N_Y, stats ? N_STAT1 : CDNN_UID_NONE,
                                     stats ? N_STAT2 : CDNN_UID_NONE),
            "cdnn_graph_layernorm");
@@ -138,13 +144,13 @@ static void rms_case(const norm_shape_t *s, cdnn_data_type_t type,
 typedef enum norm_kind { NORM_BN, NORM_LN, NORM_RMS } norm_kind_t;
 
 /* Every shape, type and layout, with the optional parts (variant 1) or
- * without (variant 0). */
+ * without (variant 0); layer-norm also without its bias (variant 2). */
 static void norm_family(norm_kind_t kind)
 {
     for (size_t s = 0; s < NORM_SHAPE_COUNT; s++) {
         for (int t = 0; t < ops_float_type_count; t++) {
-            for (int variant = 0; variant < (kind == NORM_BN ? 1 : 2);
-                 variant++) {
+            int variants = kind == NORM_BN ? 1 : kind == NORM_LN ? 3 : 2;
+            for (int variant = 0; variant < variants; variant++) {
                 h_values_t packed = {0};
                 for (size_t l = 0; l < NORM_LAYOUT_COUNT; l++) {
                     const norm_shape_t *sh = &norm_shapes[s];

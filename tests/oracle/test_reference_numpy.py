@@ -740,15 +740,16 @@ def case_batchnorm(api):
     report("batchnorm inference", g.result(yu), want)
 
 
-def run_layernorm(api, name, x, param_shape, axes):
+def run_layernorm(api, name, x, param_shape, axes, with_bias=True):
     scale, bias, eps = randn(*param_shape), randn(*param_shape), 1e-5
     xd = f64(x)
     mean = xd.mean(axes, keepdims=True)
     var = ((xd - mean) ** 2).mean(axes, keepdims=True)
     inv = 1 / np.sqrt(var + eps)
-    want = (xd - mean) * inv * scale + bias
+    want = (xd - mean) * inv * scale + (bias if with_bias else 0)
     g = Graph(api)
-    xu, su, bu = g.input(x), g.input(scale), g.input(bias)
+    xu, su = g.input(x), g.input(scale)
+    bu = g.input(bias) if with_bias else UID_NONE
     yu, mu, iu = (g.output(x.shape), g.output(mean.shape),
                   g.output(mean.shape))
     g.op("layernorm", eps, xu, su, bu, yu, mu, iu)
@@ -763,6 +764,8 @@ def case_layernorm(api):
                   (1, 1, 16), (2,))
     run_layernorm(api, "layernorm dims 1,2", randn(2, 3, 8), (1, 3, 8),
                   (1, 2))
+    run_layernorm(api, "layernorm without bias", randn(3, 2, 12) * 3 - 1,
+                  (1, 1, 12), (2,), with_bias=False)
 
 
 def case_rmsnorm(api):
