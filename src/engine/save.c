@@ -222,12 +222,17 @@ static cdnn_status_t check_trusted(const plan_record_t *r, const engine_slot_t *
         return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED, "strict mode (CDNN_TRUSTED_CODE=pack): "
                          "provider %s %s cannot vouch for the code in plans of engine "
                          "%s, so the plan is refused", t->name, t->version, e->name);
-    if (t->code_trusted(e->provider->state, e->index, r->payload, r->payload_size) !=
-        CDNN_STATUS_SUCCESS)
-        return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED, "strict mode (CDNN_TRUSTED_CODE=pack): "
-                         "engine %s refuses the plan's code: %s", e->name,
-                         registry_provider_error(e->provider));
-    return CDNN_STATUS_SUCCESS;
+    cdnn_status_t st = t->code_trusted(e->provider->state, e->index, r->payload,
+                                       r->payload_size);
+    if (st == CDNN_STATUS_SUCCESS)
+        return st;
+    /* A payload too damaged to say what code it holds stays damage, and a
+     * failed allocation stays one: only an intact payload whose code no
+     * pack vouches for is "not supported" here. */
+    if (st != CDNN_STATUS_CORRUPT_DATA && st != CDNN_STATUS_ALLOC_FAILED)
+        st = CDNN_STATUS_NOT_SUPPORTED;
+    return cdnn_fail(st, "strict mode (CDNN_TRUSTED_CODE=pack): engine %s refuses the "
+                     "plan's code: %s", e->name, registry_provider_error(e->provider));
 }
 
 static cdnn_status_t check_device(const plan_record_t *r, const cdnn_handle_t *h)

@@ -651,6 +651,101 @@ def encode_payload(p):
 
 
 # ---------------------------------------------------------------------------
+# Kernel payload (CDKL; kernel_payload.fbs; docs/FORMATS.md section 10;
+# sdk/src/kpayload.c): a 64-byte header, then a FlatBuffers body
+# ---------------------------------------------------------------------------
+
+KPAYLOAD_HEADER = struct.Struct("<4sHHIHHQQ32s")  # marker .. body SHA-256
+KPAYLOAD_KINDS = {"host": 1, "cuda": 2}
+
+
+def read_kpayload(buf):
+    if len(buf) < 64:
+        raise ForgeError("a kernel payload shorter than its header")
+    (marker, major, minor, hsize, kind, res16, body_size, res64,
+     digest) = KPAYLOAD_HEADER.unpack_from(buf, 0)
+    body = buf[64:]
+    if (marker != b"CDKL" or hsize != 64 or body_size != len(body) or res16 or res64):
+        raise SelfCheckError("a kernel payload header that is not cdnn's: %r"
+                             % (KPAYLOAD_HEADER.unpack_from(buf, 0),))
+    if hashlib.sha256(body).digest() != digest:
+        raise SelfCheckError("the kernel payload's body SHA-256 does not verify")
+    o = Obj.root(body, b"CDKL")
+    return {"header": {"marker": marker, "major": major, "minor": minor, "size": hsize,
+                       "kind": kind, "reserved16": res16, "reserved64": res64,
+                       "body_size_delta": 0, "digest_flip": False},
+            "major": o.u16(0), "minor": o.u16(1), "kind": o.string(2),
+            "engine_id": o.u64(3), "engine": o.string(4), "kernel_id": o.string(5),
+            "handler": o.string(6), "handler_version": o.i32(7),
+            "launch_values": o.i64s(8), "target": o.string(9), "symbol": o.string(10),
+            "sha256": o.raw(11, 1), "signature": o.string(12), "code": o.raw(13, 1),
+            "provider_version": o.string(14), "graph": o.raw(15, 1),
+            "metadata": [(kv.string(0), kv.string(1)) for kv in o.tables(16) or []],
+            "metadata_present": o.has(16),
+            "pack_name": o.string(17), "pack_version": o.string(18)}
+
+
+def encode_kpayload(p):
+    """cdnn's order (sdk_kpayload_encode): the metadata (each entry's key and
+    value strings, then its table; the vector), the graph, code and SHA-256
+    byte vectors, the launch values, the ten strings, then the root's fields
+    in id order; sealed by a header whose fields p["header"] may forge."""
+    b = builder()
+    refs = []
+    for key, value in p["metadata"]:
+        k, v = string(b, key), string(b, value)
+        b.StartObject(2)
+        add_ref(b, 0, k)
+        add_ref(b, 1, v)
+        refs.append(end_table(b))
+    metadata = ref_vector(b, refs) if (refs or p["metadata_present"]) else 0
+    graph = byte_vector(b, p["graph"])
+    code = byte_vector(b, p["code"])
+    sha = byte_vector(b, p["sha256"])
+    launch = i64_vector(b, p["launch_values"])
+    strs = {f: string(b, p[f]) for f in (
+        "kind", "engine", "kernel_id", "handler", "target", "symbol", "signature",
+        "provider_version", "pack_name", "pack_version")}
+    b.StartObject(19)
+    add(b, 0, b.PrependUint16, p["major"], 0)
+    add(b, 1, b.PrependUint16, p["minor"], 0)
+    add_ref(b, 2, strs["kind"])
+    add(b, 3, b.PrependUint64, p["engine_id"], 0)
+    add_ref(b, 4, strs["engine"])
+    add_ref(b, 5, strs["kernel_id"])
+    add_ref(b, 6, strs["handler"])
+    add(b, 7, b.PrependInt32, p["handler_version"], 0)
+    add_ref(b, 8, launch)
+    add_ref(b, 9, strs["target"])
+    add_ref(b, 10, strs["symbol"])
+    add_ref(b, 11, sha)
+    add_ref(b, 12, strs["signature"])
+    add_ref(b, 13, code)
+    add_ref(b, 14, strs["provider_version"])
+    add_ref(b, 15, graph)
+    add_ref(b, 16, metadata)
+    add_ref(b, 17, strs["pack_name"])
+    add_ref(b, 18, strs["pack_version"])
+    body = finish(b, end_table(b), b"CDKL")
+    h = p["header"]
+    digest = bytearray(hashlib.sha256(body).digest())
+    if h["digest_flip"]:
+        digest[0] ^= 1
+    header = KPAYLOAD_HEADER.pack(h["marker"], h["major"], h["minor"], h["size"], h["kind"],
+                                  h["reserved16"], len(body) + h["body_size_delta"],
+                                  h["reserved64"], bytes(digest))
+    return header + body
+
+
+def fnv1a64(name):
+    """An engine's id (docs/FORMATS.md section 3)."""
+    h = 0xcbf29ce484222325
+    for c in name.encode():
+        h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
+# ---------------------------------------------------------------------------
 # Plan (CDPL; plan.fbs; src/format/plan_format.c)
 # ---------------------------------------------------------------------------
 
@@ -778,12 +873,18 @@ class PlanParts:
              encode_plan(self.major, self.minor, env["body"]), buf)
         self.body = read_body(env["body"])
         same("%s: the plan body" % what, encode_body(self.body), env["body"])
-        if not self.body["engine_name"].startswith("cpu:"):
-            raise ForgeError("%s: engine %s: only CPU payloads are forged here"
-                             % (what, self.body["engine_name"]))
-        self.payload = read_payload(self.body["payload"])
-        same("%s: the CPU payload" % what, encode_payload(self.payload),
-             self.body["payload"])
+        engine = self.body["engine_name"]
+        if engine.startswith("cpu:"):
+            self.read, self.encode = read_payload, encode_payload
+        elif engine.startswith("kernels:"):
+            self.read, self.encode = read_kpayload, encode_kpayload
+        else:
+            raise ForgeError("%s: engine %s: only CPU and kernel payloads are forged "
+                             "here" % (what, engine))
+        self.kernel = engine.startswith("kernels:")
+        self.payload = self.read(self.body["payload"])
+        same("%s: the %s payload" % (what, "kernel" if self.kernel else "CPU"),
+             self.encode(self.payload), self.body["payload"])
         self.graph = read_graph(self.payload["graph"])
         same("%s: the graph in the payload (format %d.%d)" % (
             what, self.graph["major"], self.graph["minor"]),
@@ -805,7 +906,7 @@ class PlanParts:
     def build(self, body, payload, graph):
         """Re-encode from the innermost part out, re-sealing every layer."""
         payload = dict(payload, graph=encode_graph(graph))
-        body = dict(body, payload=encode_payload(payload))
+        body = dict(body, payload=self.encode(payload))
         return encode_plan(self.major, self.minor, encode_body(body))
 
 
@@ -960,10 +1061,198 @@ def plan_edits(parts, knobs):
     return edits
 
 
+# What strict mode (CDNN_TRUSTED_CODE=pack) must answer instead, where it
+# differs: a kernel plan whose code object, target, symbol, signature or
+# metadata is not what an installed pack holds runs only in normal mode,
+# where a plan's code is trusted as its sender is (docs/SECURITY.md).
+NOT_IN_PACK = "in no kernel pack installed here"
+STRICT = {}
+
+
+def kernel_edits(parts):
+    """Edits of a kernels:* plan's payload (CDKL), each re-sealed (the body's
+    SHA-256 in the payload header, the plan's digest), each in a part that
+    must agree with another: the code object and its SHA-256, target,
+    symbol, signature, sizes, handler, engine, launch values, metadata and
+    the header's fields.  Every one must be refused before any code runs,
+    with its own status and words."""
+    p0 = parts.payload
+    bad, unsupported = "CORRUPT_DATA", "NOT_SUPPORTED"
+    damaged = "the kernel payload is damaged"
+    n = len(p0["launch_values"])
+
+    def setp(**kw):
+        def edit(body, payload, graph):
+            payload.update(kw)
+        return edit
+
+    def header(**kw):
+        def edit(body, payload, graph):
+            payload["header"] = dict(payload["header"], **kw)
+        return edit
+
+    def code(fn, reseal):
+        def edit(body, payload, graph):
+            payload["code"] = fn(payload["code"])
+            if reseal:
+                payload["sha256"] = hashlib.sha256(payload["code"]).digest()
+        return edit
+
+    def flip_middle(c):
+        return c[:len(c) // 2] + bytes([c[len(c) // 2] ^ 0x01]) + c[len(c) // 2 + 1:]
+
+    def launch(i, fn):
+        def edit(body, payload, graph):
+            v = list(payload["launch_values"])
+            v[i] = fn(v[i])
+            payload["launch_values"] = v
+        return edit
+
+    def metadata(fn):
+        def edit(body, payload, graph):
+            payload["metadata"] = fn(list(payload["metadata"]))
+        return edit
+
+    def bump_first_number(kvs):
+        for i, (k, v) in enumerate(kvs):
+            if v.isdigit():
+                kvs[i] = (k, str(int(v) * 2 + 1))
+                return kvs
+        raise ForgeError("no numeric metadata to edit in %s" % kvs)
+
+    other_engine = ("kernels:norm_host" if p0["engine"] != "kernels:norm_host"
+                    else "kernels:matmul_host")
+    other_signature = ("host-norm-v1" if p0["signature"] != "host-norm-v1"
+                       else "host-matmul-v1")
+    other_handler = "host_norm" if p0["handler"] != "host_norm" else "host_matmul"
+    other_kind = "cuda" if p0["kind"] == "host" else "host"
+    metadata_expect = (("LOADS", "") if p0["kind"] == "host" else (bad, INCONSISTENT))
+    lowered = "x86-64-v2" if p0["target"] != "x86-64-v2" else "x86-64"
+    edits = [
+        # the code object against its SHA-256
+        ("kernel.code_byte_flipped", code(flip_middle, False), bad, INCONSISTENT,
+         "code_object: byte %d flipped, kernel_sha256 kept" % (len(p0["code"]) // 2)),
+        ("kernel.sha256_flipped",
+         setp(sha256=bytes([p0["sha256"][0] ^ 1]) + p0["sha256"][1:]), bad, INCONSISTENT,
+         "kernel_sha256: first byte flipped, code kept"),
+        ("kernel.sha256_short", setp(sha256=p0["sha256"][:31]), bad, damaged,
+         "kernel_sha256: 31 bytes"),
+        ("kernel.code_empty", code(lambda c: b"", True), bad, damaged,
+         "code_object: empty, its SHA-256 recomputed"),
+        ("kernel.code_padded_resealed", code(lambda c: c + bytes(64), True), "LOADS", "",
+         "code_object: 64 zero bytes appended, kernel_sha256 recomputed (the same "
+         "machine code, bytes no pack holds)"),
+        # target, symbol, signature
+        ("kernel.target_other_family", setp(target="sm_90a" if p0["kind"] == "host"
+                                             else "x86-64-v3"), bad, INCONSISTENT,
+         "target -> a target of the other family"),
+        ("kernel.target_unknown", setp(target="x86-64-v9"), unsupported, "x86-64-v9",
+         "target -> x86-64-v9 (no provider knows it)"),
+        ("kernel.target_empty", setp(target=""), bad, damaged, "target -> \"\""),
+        ("kernel.target_nul", setp(target=p0["target"] + "\0v9"), bad, damaged,
+         "target: a NUL byte and more after it"),
+        ("kernel.symbol_missing", setp(symbol="cdnn_no_such_symbol"), bad,
+         "cdnn_no_such_symbol", "symbol -> one the code object does not define"),
+        ("kernel.signature_other", setp(signature=other_signature), bad, INCONSISTENT,
+         "signature -> %s" % other_signature),
+        # handler and engine
+        ("kernel.handler_unknown", setp(handler="host_no_such"), unsupported,
+         "host_no_such", "handler -> host_no_such"),
+        ("kernel.handler_newer", setp(handler_version=p0["handler_version"] + 98),
+         unsupported, "version", "handler_version -> %d" % (p0["handler_version"] + 98)),
+        ("kernel.handler_version_zero", setp(handler_version=0), bad, damaged,
+         "handler_version -> 0"),
+        ("kernel.handler_other", setp(handler=other_handler), bad, INCONSISTENT,
+         "handler -> %s (another signature)" % other_handler),
+        ("kernel.engine_other", setp(engine=other_engine, engine_id=fnv1a64(other_engine)),
+         bad, INCONSISTENT, "engine -> %s, engine_id its FNV-1a" % other_engine),
+        ("kernel.engine_id_wrong", setp(engine_id=p0["engine_id"] ^ 1), bad, INCONSISTENT,
+         "engine_id: low bit flipped"),
+        # launch values: count and each value
+        ("kernel.launch_appended", setp(launch_values=p0["launch_values"] + [0]), bad,
+         INCONSISTENT, "launch_values: a 0 appended"),
+        ("kernel.launch_dropped", setp(launch_values=p0["launch_values"][:-1]), bad,
+         INCONSISTENT, "launch_values: the last dropped"),
+        ("kernel.launch_empty", setp(launch_values=[]), bad, damaged,
+         "launch_values: none"),
+        ("kernel.launch_threads_huge", launch(0, lambda v: 1 << 20), bad, INCONSISTENT,
+         "launch value 0 (host threads) -> 2^20"),
+        ("kernel.launch_threads_zero", launch(0, lambda v: 0), bad, INCONSISTENT,
+         "launch value 0 (host threads) -> 0"),
+        # metadata: a cuda handler derives its launch (tiles, threads, smem)
+        # from it, so a change is refused; the host kernels' tiles are
+        # compiled in and their handlers read none of it, so there it is
+        # only what strict mode compares with the pack
+        ("kernel.metadata_tile_changed", metadata(bump_first_number),
+         *metadata_expect, "kernel_metadata: the first numeric value v -> 2v + 1"),
+        ("kernel.metadata_dropped", metadata(lambda kvs: []), *metadata_expect,
+         "kernel_metadata: every entry removed"),
+        ("kernel.target_lowered", setp(target=lowered), "LOADS", "",
+         "target %s -> %s (a level this machine runs; the code is unchanged and "
+         "trusted as its sender is in normal mode)" % (p0["target"], lowered)),
+        # the header and the body's copy of it
+        ("kernel.header_marker", header(marker=b"CDKX"), bad, damaged, "marker -> CDKX"),
+        ("kernel.header_major_newer", header(major=2), unsupported, "format 2.0",
+         "header major -> 2"),
+        ("kernel.header_major_zero", header(major=0), bad, damaged, "header major -> 0"),
+        ("kernel.header_minor_newer", then_kp(header(minor=1), setp(minor=1)), unsupported,
+         "format 1.1", "header and body minor -> 1"),
+        ("kernel.header_size", header(size=65), bad, damaged, "header size -> 65"),
+        ("kernel.header_kind_other", header(kind=KPAYLOAD_KINDS[other_kind]), bad,
+         INCONSISTENT, "header kind -> %s, the body's kept" % other_kind),
+        ("kernel.header_kind_unknown", header(kind=7), bad, damaged, "header kind -> 7"),
+        ("kernel.kind_both_other", then_kp(header(kind=KPAYLOAD_KINDS[other_kind]),
+                                           setp(kind=other_kind)), bad, INCONSISTENT,
+         "header and body kind -> %s, the target kept" % other_kind),
+        ("kernel.header_reserved", header(reserved64=1), bad, damaged,
+         "reserved header bytes -> 1"),
+        ("kernel.header_body_size", header(body_size_delta=8), bad, damaged,
+         "header body size + 8"),
+        ("kernel.header_body_sha256", header(digest_flip=True), bad, damaged,
+         "the body's SHA-256 in the header: a bit flipped"),
+        ("kernel.body_version", setp(minor=p0["minor"] + 1), bad, INCONSISTENT,
+         "body minor -> %d, the header's kept" % (p0["minor"] + 1)),
+    ]
+    # Each launch value but the host threads (which restore takes as given,
+    # within [1, 1024]) is derived again from the graph: any change is
+    # refused.  One forgery per value: a tile, a stride or a size that would
+    # index out of bounds if it were believed.
+    for i in range(1, n):
+        v = p0["launch_values"][i]
+        edits.append(("kernel.launch_value@%d" % i, launch(i, lambda x: x + 1 if x < 1 << 40
+                                                           else x - 1), bad, INCONSISTENT,
+                      "launch value %d: %d -> %d" % (i, v, v + 1)))
+    edits.append(("kernel.launch_threads_other", launch(0, lambda v: 1 if v != 1 else 2),
+                  "LOADS_OR_REFUSED", "", "launch value 0 (host threads): another count "
+                  "within [1, 1024]"))
+    # Strict mode asks the provider, before the restore's checks, whether an
+    # installed pack holds this code with this symbol, target, signature and
+    # metadata: what loads in normal mode, and an intact payload whose
+    # symbol or signature was changed, is refused as not vouched for.
+    STRICT.update({cat: ("NOT_SUPPORTED", NOT_IN_PACK) for cat in (
+        "kernel.code_padded_resealed", "kernel.metadata_tile_changed",
+        "kernel.metadata_dropped", "kernel.target_lowered", "kernel.symbol_missing",
+        "kernel.signature_other")})
+    return edits
+
+
+def then_kp(*fns):
+    def edit(body, payload, graph):
+        for fn in fns:
+            fn(body, payload, graph)
+    return edit
+
+
 def forge_plan(parts, knobs):
     """[(category, bytes, expect, message, description, key_changed)]"""
     out = []
-    for cat, edit, expect, msg, desc in plan_edits(parts, knobs):
+    if parts.kernel:
+        # A kernel payload holds no knobs (they chose the kernel at build).
+        edits = [e for e in plan_edits(parts, {}) if not e[0].startswith("payload.knob")]
+        edits += kernel_edits(parts)
+    else:
+        edits = plan_edits(parts, knobs)
+    for cat, edit, expect, msg, desc in edits:
         body, payload, graph = parts.parts()
         edit(body, payload, graph)
         out.append((cat, parts.build(body, payload, graph), expect, msg, desc,
@@ -1097,10 +1386,14 @@ def main():
                 fname = "%s.%s%s" % (stem, cat.replace("@", "."), ext)
                 with open(os.path.join(out_dir, fname), "wb") as f:
                     f.write(data)
-                manifest.append({"file": fname, "kind": kind, "base": name,
-                                 "engine": engine, "category": category,
-                                 "variant": variant, "expect": expect,
-                                 "message": msg, "edit": desc})
+                entry = {"file": fname, "kind": kind, "base": name,
+                         "engine": engine, "category": category,
+                         "variant": variant, "expect": expect,
+                         "message": msg, "edit": desc}
+                strict = STRICT.get(category.replace("plan_part.", "", 1))
+                if strict and msg != CONTAINER_MISMATCH:
+                    entry["expect_strict"], entry["message_strict"] = strict
+                manifest.append(entry)
     except SelfCheckError as e:
         print("SELF-CHECK FAILED: %s" % e)
         print("forge.py no longer writes cdnn's layout or seal; every forgery "

@@ -12,7 +12,7 @@ pkg_check_modules(SECURITY_JANSSON REQUIRED IMPORTED_TARGET jansson)
 
 add_executable(run_forgeries ${CMAKE_CURRENT_LIST_DIR}/run_forgeries.c)
 target_link_libraries(run_forgeries PRIVATE cdnn PkgConfig::SECURITY_JANSSON)
-add_dependencies(run_forgeries cdnn_provider_cpu cdnn_cli)
+add_dependencies(run_forgeries cdnn_provider_cpu cdnn_cli cdnn_provider_kernels host_kernels)
 
 add_test(NAME security_forgeries
   COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_forgeries.sh

@@ -7,7 +7,9 @@
 #
 #   1. base artifacts: the example graphs built with the CLI on the CPU, one
 #      engine each, saved as a plan (.cdp) and a graph+plan container (.cdgp),
-#      and the format 1.0 fixtures of tests/fixtures/v1.0 when present;
+#      the same on the kernels provider's host engines (kernels:matmul_host,
+#      kernels:norm_host), whose payload carries a code object, and the
+#      format 1.0 fixtures of tests/fixtures/v1.0 when present;
 #   2. tests/security/forge.py forges from them (its self-check first proves
 #      that it rebuilds every base artifact byte for byte);
 #   3. run_forgeries loads and runs every forgery, in normal mode and in
@@ -69,6 +71,35 @@ cpu:fused_pointwise pointwise
 cpu:reference sdpa
 cpu:reference conv_bias_relu
 cpu:reference matmul_bias_gelu_residual
+LIST
+
+# Plans that carry code: the kernels provider's host engines.  A sanitizer
+# build makes no kernel pack of its own (kernels/packs.cmake), so one is
+# made here from the build's host objects, which the sanitized process that
+# loads them provides the runtime for.
+if ! "$cli" engines | grep -q "kernels:matmul_host"; then
+  objects=$(cd "$(dirname "$cli")/.." && pwd)/kernels/host
+  mkdir -p "$work/kernels"
+  "$cli" pack build "$src/kernels/descriptors/host/matmul.json" \
+    "$src/kernels/descriptors/host/norm.json" --objects "$objects" \
+    -o "$work/kernels/host.kpack" >/dev/null ||
+    fail "no kernels:matmul_host engine, and no pack could be made from $objects"
+  CDNN_KERNEL_PATH=$work/kernels
+  export CDNN_KERNEL_PATH
+fi
+while read -r engine graph; do
+  name=$(echo "$engine" | sed 's/^kernels://')__$graph
+  for form in plan graph+plan; do
+    ext=cdp
+    [ $form = plan ] || ext=cdgp
+    "$cli" build "$src/examples/$graph.json" --engine "$engine" --form $form \
+      -o "$work/base/$name.$ext" >/dev/null ||
+      fail "cdnn build $graph.json --engine $engine --form $form"
+  done
+done <<'LIST'
+kernels:matmul_host matmul_bias_gelu_residual
+kernels:norm_host layernorm
+kernels:norm_host rmsnorm
 LIST
 
 # Artifacts an older cdnn wrote (format 1.0: containers without their own
