@@ -361,6 +361,66 @@ static void test_empty_graph(void **state)
     expect_invalid(new_graph(), "no operations", NULL);
 }
 
+static void expect_shape(cdnn_graph_t *g, int64_t uid, int32_t rank, const int64_t *dims);
+
+/* Softmax and log-softmax: the builder refuses an axis beyond any rank,
+ * validation one beyond x's, integer types and a wrong output shape; a
+ * valid node infers y as x, and axis -1 and rank - 1 are the same work. */
+static cdnn_graph_t *softmax_graph(cdnn_data_type_t type, int32_t axis, int log_space,
+                                   int32_t y_rank, const int64_t *y_dims)
+{
+    cdnn_graph_t *g = new_graph();
+    static const int64_t x[] = {3, 5};
+    OK(cdnn_graph_tensor(g, 1, "x", type, 2, x, NULL));
+    OK(cdnn_graph_tensor(g, 2, "y", type, y_rank, y_dims, NULL));
+    if (log_space)
+        OK(cdnn_graph_log_softmax(g, "lsm", axis, 1, 2));
+    else
+        OK(cdnn_graph_softmax(g, "sm", axis, 1, 2));
+    return g;
+}
+
+static void test_softmax_validation(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 2, d44);
+    tensor(g, 2, "y", 2, d44);
+    expect_refused(cdnn_graph_softmax(g, "sm", 8, 1, 2), "node 'sm'", "axis 8");
+    expect_refused(cdnn_graph_log_softmax(g, "lsm", -9, 1, 2), "node 'lsm'", "axis -9");
+    expect_invalid(g, "no operations", NULL); /* nothing refused was added */
+
+    expect_invalid(softmax_graph(CDNN_DATA_TYPE_F32, 2, 0, 0, NULL),
+                   "node 'sm' (softmax): input 'x'", "no dim at the axis");
+    expect_invalid(softmax_graph(CDNN_DATA_TYPE_F32, -3, 1, 0, NULL),
+                   "node 'lsm' (log_softmax): input 'x'", "negative axis");
+    expect_invalid(softmax_graph(CDNN_DATA_TYPE_I32, -1, 0, 0, NULL), "tensor 'x'",
+                   "floating-point type");
+    static const int64_t wrong[] = {3, 1};
+    expect_invalid(softmax_graph(CDNN_DATA_TYPE_F32, 1, 0, 2, wrong), "output 'y'",
+                   "[3, 5]");
+
+    static const int64_t x[] = {3, 5};
+    char k_last[65], k_one[65], k_zero[65], k_log[65];
+    g = softmax_graph(CDNN_DATA_TYPE_F32, -1, 0, 0, NULL);
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 2, 2, x);
+    OK(cdnn_graph_content_key(g, k_last));
+    cdnn_graph_destroy(g);
+    g = softmax_graph(CDNN_DATA_TYPE_F32, 1, 0, 0, NULL);
+    OK(cdnn_graph_content_key(g, k_one));
+    cdnn_graph_destroy(g);
+    g = softmax_graph(CDNN_DATA_TYPE_F32, 0, 0, 0, NULL);
+    OK(cdnn_graph_content_key(g, k_zero));
+    cdnn_graph_destroy(g);
+    g = softmax_graph(CDNN_DATA_TYPE_F32, 1, 1, 0, NULL);
+    OK(cdnn_graph_content_key(g, k_log));
+    cdnn_graph_destroy(g);
+    assert_string_equal(k_last, k_one);
+    assert_string_not_equal(k_last, k_zero);
+    assert_string_not_equal(k_last, k_log);
+}
+
 static void expect_shape(cdnn_graph_t *g, int64_t uid, int32_t rank, const int64_t *dims)
 {
     int32_t got_rank = 0;
@@ -496,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_inference_matmul_broadcast),
         cmocka_unit_test(test_inference_bwd_filter),
         cmocka_unit_test(test_content_key),
+        cmocka_unit_test(test_softmax_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -364,9 +364,9 @@ CDNN_API void cdnn_conv_attr_init(cdnn_conv_attr_t *a, int32_t spatial_dims);
  *   type -> bool is value != 0 (NaN -> 1); integer -> float rounds to
  *   nearest even (i64 2^53 + 1 -> f64 2^53).
  *
- *   Reductions, normalisations, matmul, convolution and attention take
- *   floating-point types only; they accumulate in at least the graph's
- *   compute type (f64 in f64).
+ *   Reductions, normalisations, softmax, matmul, convolution and
+ *   attention take floating-point types only; they accumulate in at least
+ *   the graph's compute type (f64 in f64).
  */
 typedef enum cdnn_pointwise_mode {
     /* binary arithmetic: y = f(a, b) */
@@ -624,6 +624,23 @@ CDNN_API cdnn_status_t cdnn_graph_sdpa_fwd(cdnn_graph_t *graph,
                                            const cdnn_sdpa_attr_t *attr,
                                            int64_t q, int64_t k, int64_t v,
                                            int64_t o);
+
+/**
+ * Softmax along one axis: y = exp(x - max) / sum(exp(x - max)), each row
+ * of x along `axis` on its own (a negative axis counts from the end: -1 is
+ * the last dim).  y has x's shape.  Floating-point types only; a graph
+ * with this node saves as graph format 1.2.
+ */
+CDNN_API cdnn_status_t cdnn_graph_softmax(cdnn_graph_t *graph, const char *name,
+                                          int32_t axis, int64_t x, int64_t y);
+
+/**
+ * Log-softmax along one axis: y = x - max - log(sum(exp(x - max))), as
+ * cdnn_graph_softmax but in log space (never log of 0 for a finite row).
+ */
+CDNN_API cdnn_status_t cdnn_graph_log_softmax(cdnn_graph_t *graph,
+                                              const char *name, int32_t axis,
+                                              int64_t x, int64_t y);
 
 /**
  * Check the graph and infer omitted output shapes.  On failure the status

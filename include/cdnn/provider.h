@@ -68,6 +68,9 @@ typedef enum cdnn_op {
     CDNN_OP_LAYERNORM,
     CDNN_OP_RMSNORM,
     CDNN_OP_SDPA_FWD,
+    /* ABI 1.3 (graph format 1.2): */
+    CDNN_OP_SOFTMAX,
+    CDNN_OP_LOG_SOFTMAX,
     CDNN_OP_COUNT
 } cdnn_op_t;
 
@@ -110,6 +113,9 @@ typedef union cdnn_node_attr {
     cdnn_reduction_mode_t reduction; /* REDUCTION */
     double epsilon;                  /* BATCHNORM_INFERENCE, *NORM */
     cdnn_sdpa_attr_t sdpa;           /* SDPA_FWD */
+    int32_t axis;                    /* SOFTMAX, LOG_SOFTMAX: in a validated
+                                      * view 0 .. rank - 1 (the caller's
+                                      * negative axis counted from the end) */
 } cdnn_node_attr_t;
 
 typedef struct cdnn_node_view {

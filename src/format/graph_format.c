@@ -57,9 +57,14 @@ static const fb_field_desc_t sdpa_fields[GF_SDPA_FIELDS] = {
 static const fb_table_desc_t sdpa_desc = {"SdpaAttr", GF_SDPA_FIELDS,
                                           sdpa_fields};
 
+static const fb_field_desc_t softmax_fields[GF_SOFTMAX_FIELDS] = {SCALAR(4, "axis")};
+static const fb_table_desc_t softmax_desc = {"SoftmaxAttr", GF_SOFTMAX_FIELDS,
+                                             softmax_fields};
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const fb_table_desc_t *const attr_descs[OP_ATTR_KIND_COUNT - 1] = {
-    &conv_desc, &pointwise_desc, &reduction_desc, &norm_desc, &sdpa_desc};
+    &conv_desc, &pointwise_desc, &reduction_desc, &norm_desc, &sdpa_desc,
+    &softmax_desc};
 
 static const fb_field_desc_t tensor_fields[GF_TENSOR_FIELDS] = {
     SCALAR(8, "uid"),        STRING("name"),         SCALAR(1, "data_type"),
@@ -219,6 +224,10 @@ static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
         fb_table_start(b, GF_SDPA_FIELDS);
         fb_add_f64(b, GF_SDPA_SCALE, a->sdpa.scale, 0);
         fb_add_bool(b, GF_SDPA_CAUSAL, a->sdpa.causal != 0, 0);
+        return fb_table_end(b);
+    case OP_ATTR_SOFTMAX:
+        fb_table_start(b, GF_SOFTMAX_FIELDS);
+        fb_add_i32(b, GF_SOFTMAX_AXIS, a->axis, -1);
         return fb_table_end(b);
     default: return 0;
     }
@@ -657,6 +666,9 @@ static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
     case OP_ATTR_SDPA:
         attr->sdpa.scale = fb_get_f64(a, GF_SDPA_SCALE, 0);
         attr->sdpa.causal = fb_get_bool(a, GF_SDPA_CAUSAL, 0) ? 1 : 0;
+        return CDNN_STATUS_SUCCESS;
+    case OP_ATTR_SOFTMAX: /* the builder checks its range */
+        attr->axis = fb_get_i32(a, GF_SOFTMAX_AXIS, -1);
         return CDNN_STATUS_SUCCESS;
     default: return CDNN_STATUS_SUCCESS;
     }

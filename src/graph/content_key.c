@@ -98,6 +98,9 @@ static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
         put_f64(w, a->sdpa.scale);
         put_i64(w, a->sdpa.causal != 0);
         break;
+    case OP_ATTR_SOFTMAX: /* counted from the front in a validated view */
+        put_i64(w, a->axis);
+        break;
     case OP_ATTR_NONE:
     case OP_ATTR_KIND_COUNT:
         break;

@@ -439,6 +439,13 @@ static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char 
                              "(bad attribute)", (int)a->reduction,
                              CDNN_REDUCE_MODE_COUNT - 1);
         return CDNN_STATUS_SUCCESS;
+    case OP_ATTR_SOFTMAX:
+        /* No tensor has more dims than this; the rank decides the rest. */
+        if (a->axis < -CDNN_MAX_RANK || a->axis >= CDNN_MAX_RANK)
+            return attr_fail(g, op, name, "axis %d is beyond any tensor's dims "
+                             "(-%d to %d) (bad attribute)", (int)a->axis,
+                             CDNN_MAX_RANK, CDNN_MAX_RANK - 1);
+        return CDNN_STATUS_SUCCESS;
     default: return CDNN_STATUS_SUCCESS;
     }
 }
@@ -575,6 +582,25 @@ cdnn_status_t cdnn_graph_sdpa_fwd(cdnn_graph_t *graph, const char *name,
     int64_t in[3] = {q, k, v};
     cdnn_node_attr_t a = {.sdpa = *attr};
     return add_node(graph, CDNN_OP_SDPA_FWD, name, in, 3, &o, 1, &a);
+}
+
+static cdnn_status_t add_softmax(cdnn_graph_t *g, cdnn_op_t op, const char *name,
+                                 int32_t axis, int64_t x, int64_t y)
+{
+    cdnn_node_attr_t a = {.axis = axis};
+    return add_node(g, op, name, &x, 1, &y, 1, &a);
+}
+
+cdnn_status_t cdnn_graph_softmax(cdnn_graph_t *graph, const char *name,
+                                 int32_t axis, int64_t x, int64_t y)
+{
+    return add_softmax(graph, CDNN_OP_SOFTMAX, name, axis, x, y);
+}
+
+cdnn_status_t cdnn_graph_log_softmax(cdnn_graph_t *graph, const char *name,
+                                     int32_t axis, int64_t x, int64_t y)
+{
+    return add_softmax(graph, CDNN_OP_LOG_SOFTMAX, name, axis, x, y);
 }
 
 cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,

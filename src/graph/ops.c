@@ -73,6 +73,16 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
         .inputs = {3, 3, {"q", "k", "v"}}, .outputs = {1, 1, {"o"}},
         .attr = OP_ATTR_SDPA, .float_only = 1, .same_typed_inputs = 3,
         .shape_rule = shape_rule_sdpa},
+    [CDNN_OP_SOFTMAX] = {
+        .name = "softmax", .schema_name = "Softmax",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_SOFTMAX, .float_only = 1, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_softmax, .since_minor = 2},
+    [CDNN_OP_LOG_SOFTMAX] = {
+        .name = "log_softmax", .schema_name = "LogSoftmax",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_SOFTMAX, .float_only = 1, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_softmax, .since_minor = 2},
 };
 
 const op_desc_t *op_desc(cdnn_op_t op)
@@ -128,7 +138,8 @@ const char *op_attr_schema_name(int kind)
     static const char *const names[OP_ATTR_KIND_COUNT] = {
         [OP_ATTR_NONE] = "NONE",           [OP_ATTR_CONV] = "ConvAttr",
         [OP_ATTR_POINTWISE] = "PointwiseAttr", [OP_ATTR_REDUCTION] = "ReductionAttr",
-        [OP_ATTR_NORM] = "NormAttr",       [OP_ATTR_SDPA] = "SdpaAttr"};
+        [OP_ATTR_NORM] = "NormAttr",       [OP_ATTR_SDPA] = "SdpaAttr",
+        [OP_ATTR_SOFTMAX] = "SoftmaxAttr"};
     return kind >= 0 && kind < OP_ATTR_KIND_COUNT ? names[kind] : "unknown";
 }
 

@@ -742,6 +742,19 @@ cdnn_status_t shape_rule_sdpa(const node_check_t *c)
     return expect_output(c, 0, 4, o);
 }
 
+/* ---- softmax ------------------------------------------------------------ */
+
+cdnn_status_t shape_rule_softmax(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0);
+    int32_t axis = c->n->attr.axis;
+    if (axis < -x->rank || axis >= x->rank)
+        return port_fail(c, 1, 0, axis < 0 ? "has fewer dims than the negative axis "
+                                             "counts back (bad attribute)"
+                                           : "has no dim at the axis (bad attribute)");
+    return expect_output(c, 0, x->rank, x->dims);
+}
+
 static cdnn_status_t check_node(validation_t *v, int32_t ni)
 {
     node_check_t c = {v, &v->g->nodes[ni], v->in[ni], v->out[ni]};
@@ -832,6 +845,9 @@ static cdnn_status_t publish_view(validation_t *v)
         memcpy(nv[i].inputs, v->in[ni], sizeof nv[i].inputs);
         memcpy(nv[i].outputs, v->out[ni], sizeof nv[i].outputs);
         nv[i].attr = g->nodes[ni].attr;
+        /* Providers see an axis counted from the front. */
+        if (op_desc(nv[i].op)->attr == OP_ATTR_SOFTMAX && nv[i].attr.axis < 0)
+            nv[i].attr.axis += v->tv[v->in[ni][0]].rank;
     }
     g->tensor_views = v->tv;
     v->tv = NULL;

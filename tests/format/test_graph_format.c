@@ -887,6 +887,36 @@ static void test_lowest_minor_layernorm_bias(void **state)
     }
 }
 
+/* Softmax and log-softmax save as format 1.2 (the default axis -1 left
+ * out, another written), load back, and round-trip through JSON, where
+ * the op and its attributes are named "Softmax"/"LogSoftmax",
+ * "SoftmaxAttr" and "axis". */
+static void test_softmax_round_trips(void **state)
+{
+    (void)state;
+    for (int log_space = 0; log_space < 2; log_space++) {
+        for (int32_t axis = -1; axis <= 1; axis++) {
+            cdnn_graph_t *g = NULL;
+            OK(cdnn_graph_create(&g));
+            int64_t x[3] = {2, 3, 4};
+            OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_F32, 3, x, NULL));
+            OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+            if (log_space)
+                OK(cdnn_graph_log_softmax(g, "lsm", axis, 1, 2));
+            else
+                OK(cdnn_graph_softmax(g, "sm", axis, 1, 2));
+            expect_round_trips(g, 2);
+            char *json = NULL;
+            OK(cdnn_graph_to_json(g, &json));
+            assert_non_null(strstr(json, log_space ? "\"LogSoftmax\"" : "\"Softmax\""));
+            assert_non_null(strstr(json, "\"SoftmaxAttr\""));
+            assert_true((strstr(json, "\"axis\"") != NULL) == (axis != -1));
+            free(json);
+            cdnn_graph_destroy(g);
+        }
+    }
+}
+
 static void test_json_truncations(void **state)
 {
     (void)state;
@@ -1133,6 +1163,7 @@ int main(void)
         cmocka_unit_test(test_json_flatc_forms),
         cmocka_unit_test(test_json_python_nonfinite),
         cmocka_unit_test(test_lowest_minor_layernorm_bias),
+        cmocka_unit_test(test_softmax_round_trips),
         cmocka_unit_test(test_json_truncations),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_doubles_exact),

@@ -101,6 +101,10 @@ STATUS_FUNCTIONS = {
     + [ctypes.c_int64] * 5,
     "cdnn_graph_sdpa_fwd": [P, ctypes.c_char_p, ctypes.POINTER(SdpaAttr)]
     + [ctypes.c_int64] * 4,
+    "cdnn_graph_softmax": [P, ctypes.c_char_p, ctypes.c_int32]
+    + [ctypes.c_int64] * 2,
+    "cdnn_graph_log_softmax": [P, ctypes.c_char_p, ctypes.c_int32]
+    + [ctypes.c_int64] * 2,
     "cdnn_build_options_create": [ctypes.POINTER(P)],
     "cdnn_build_options_pin_engine": [P, ctypes.c_uint64],
     "cdnn_graph_build": [P, P, P],
@@ -799,6 +803,59 @@ def case_sdpa(api):
     run_sdpa(api, "sdpa causal scale 0.3", q, k, v, 0.3, True)
 
 
+def softmax_np(x, axis, log_space):
+    """From the definition, in float64: exp(x - max) / sum, or its log."""
+    x = f64(x)
+    shifted = x - x.max(axis, keepdims=True)
+    log_sum = np.log(np.exp(shifted).sum(axis, keepdims=True))
+    return shifted - log_sum if log_space else np.exp(shifted - log_sum)
+
+
+def run_softmax(api, name, x, axis, log_space, out_dtype=None, tol=1e-6):
+    want = softmax_np(x, axis, log_space)
+    g = Graph(api)
+    xu = g.input(x)
+    yu = g.output(x.shape, out_dtype or x.dtype)
+    g.op("log_softmax" if log_space else "softmax", axis, xu, yu)
+    g.run()
+    report(name, g.result(yu), want, tol)
+
+
+def case_softmax(api):
+    """Softmax and log-softmax over several shapes, axes (negative ones and
+    a middle one), a transposed input, f64, f16 and rows with -inf (a
+    masked entry) against NumPy in float64."""
+    for log_space in (False, True):
+        kind = "log_softmax" if log_space else "softmax"
+        run_softmax(api, f"{kind} last axis", randn(4, 7) * 4, -1, log_space)
+        run_softmax(api, f"{kind} axis 1 of 3", randn(2, 9, 3) * 3, 1,
+                    log_space)
+        run_softmax(api, f"{kind} axis 0 long rows", randn(300, 2) * 10, 0,
+                    log_space)
+        run_softmax(api, f"{kind} transposed x (strides)",
+                    randn(6, 5).T * 2, -1, log_space)
+        run_softmax(api, f"{kind} f64", randn(3, 33, dtype=np.float64) * 30,
+                    -1, log_space, tol=1e-14)
+        run_softmax(api, f"{kind} f16", randn(2, 3, 16, dtype=np.float16),
+                    2, log_space, tol=2e-3)
+        masked = randn(5, 6)
+        masked[:, ::2] = -np.inf
+        masked[0, 1] = -np.inf  # and one row with a single finite entry
+        want = softmax_np(masked, -1, log_space)
+        g = Graph(api)
+        xu, yu = g.input(masked), g.output(masked.shape)
+        g.op(kind, -1, xu, yu)
+        g.run()
+        got = g.result(yu)
+        finite = np.isfinite(want)
+        same = (np.array_equal(np.isneginf(got), np.isneginf(want)) and
+                np.allclose(got[finite], want[finite], rtol=1e-6, atol=0))
+        print(f"{kind + ' rows with -inf':40s} {'same' if same else 'differs'}"
+              f"  {'PASS' if same else 'FAIL'}")
+        if not same:
+            FAILURES.append(kind + " rows with -inf")
+
+
 def case_fused_virtual(api):
     """matmul -> bias add -> gelu, intermediates virtual (workspace)."""
     a, b, bias = randn(4, 6, 8), randn(4, 8, 5), randn(1, 1, 5)
@@ -851,7 +908,8 @@ CASES = [case_conv_fwd, case_conv_fwd_nhwc, case_conv_fwd_f16,
          case_pointwise, case_pointwise_scalar, case_pointwise_bf16,
          case_integer_semantics, case_json_from_python,
          case_reductions, case_batchnorm, case_layernorm, case_rmsnorm,
-         case_sdpa, case_fused_virtual, case_concurrent_execute]
+         case_sdpa, case_softmax, case_fused_virtual,
+         case_concurrent_execute]
 
 
 def main():
