@@ -336,6 +336,77 @@ typedef struct cdnn_cuda_sdpa_params {
     int32_t reserved; /* 0 */
 } cdnn_cuda_sdpa_params_t;
 
+/* ------------------------------------------------------------------------
+ * "cuda-conv-v1": y = act(conv(x, w) + bias), 2-D, forward, one group
+ *
+ * x is n x h x w x c, the filter k x r x s x c, y n x p x q x k, each
+ * element at ptr + sum(index[d] * strides[d]) with the strides given in
+ * that (channels-last) order, whatever the memory layout.  Output pixel
+ * (i, j) reads input row i * stride_h - pad_h + u * dilation_h and column
+ * j * stride_w - pad_w + v * dilation_w for tap (u, v); taps outside the
+ * input read 0 (so post-padding only sets p and q).  Cross-correlation,
+ * as every framework computes it.  Accumulation in f32; then, in f32:
+ * + bias[kk * bias_stride] (bias NULL: none), the activation, the cast to
+ * y_type (round to nearest even).
+ *
+ * An implicit GEMM: rows are the n * p * q output pixels, columns the k
+ * filters, the reduction runs over r * s * c taps in (u, v, channel)
+ * order, so that a filter stored k x r x s x c (KRSC) is the GEMM's
+ * k-contiguous B as it lies.
+ *
+ * Kernels (kernels/cuda/conv.cu):
+ *   cdnn_cuda_conv_{f16,bf16}_TMxTN  tensor cores (mma.sync m16n8k16, f32
+ *       accumulate), x_type == w_type == the kernel's dtype.
+ * Launch: grid = (ceil(n * p * q / tile_m), ceil(k / tile_n), 1),
+ *         block = (threads, 1, 1), dynamic smem = smem (the tables below).
+ * Fast paths (decided per launch on the device, all else is gathered
+ * element by element, still correct): x channels-contiguous with c and
+ * its other strides multiples of 8 and a 16-byte aligned base (16-byte
+ * copies of 8 channels of one tap); the filter packed KRSC with its k
+ * stride a multiple of 8 and a 16-byte aligned base.
+ * The handler guarantees: every size >= 1; n * p * q, r * s * c and k
+ * at most 2^30; ceil(k / tile_n) <= 65535; pads >= 0, strides and
+ * dilations >= 1 (all below 2^20); p and q what those give; y_type and
+ * bias_type in {f32, f16, bf16}; activation one of CDNN_CUDA_ACT_*; y
+ * overlaps no input.
+ * ---------------------------------------------------------------------- */
+typedef struct cdnn_cuda_conv_params {
+    int64_t n, h, w, c;           /* the input */
+    int64_t k, r, s;              /* the filters */
+    int64_t p, q;                 /* the output's height and width */
+    int64_t pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w;
+    const void *x;
+    int64_t x_strides[4]; /* n, h, w, c */
+    const void *filter;
+    int64_t w_strides[4]; /* k, r, s, c */
+    void *y;
+    int64_t y_strides[4]; /* n, p, q, k */
+    const void *bias;
+    int64_t bias_stride;
+    int32_t x_type, w_type, y_type, bias_type;
+    int32_t activation;
+    int32_t reserved; /* 0 */
+} cdnn_cuda_conv_params_t;
+
+/* The tile configurations: X(tile_m, tile_n, warps_m, warps_n, stages),
+ * as the matmul's (tile_k 32, threads = 32 * warps_m * warps_n).  Entry
+ * points cdnn_cuda_conv_f16_<tile_m>x<tile_n> and ..._bf16_...  */
+#define CDNN_CUDA_CONV_TILE_K 32
+#define CDNN_CUDA_CONV_CONFIGS(X) \
+    X(128, 128, 2, 4, 3)          \
+    X(128, 64, 2, 2, 4)           \
+    X(64, 64, 2, 2, 3)
+/* Dynamic shared memory, bytes: the larger of the k loop's ring (per
+ * stage an A tile of tile_m rows and a B tile of tile_n rows, each of 32 +
+ * 8 halves) and the epilogue's f32 tile (tile_m rows of tile_n + 4) with
+ * each tile row's output offset (8 bytes) after it. */
+#define CDNN_CUDA_CONV_RING(tm, tn, stages) ((stages) * ((tm) + (tn)) * 40 * 2)
+#define CDNN_CUDA_CONV_EPILOGUE(tm, tn) ((tm) * ((tn) + 4) * 4 + (tm) * 8)
+#define CDNN_CUDA_CONV_SMEM(tm, tn, stages)                                   \
+    (CDNN_CUDA_CONV_RING(tm, tn, stages) > CDNN_CUDA_CONV_EPILOGUE(tm, tn) \
+         ? CDNN_CUDA_CONV_RING(tm, tn, stages)                             \
+         : CDNN_CUDA_CONV_EPILOGUE(tm, tn))
+
 /* The layouts are ABI: pin them for the C and CUDA compilers alike. */
 #if defined(__cplusplus)
 #define CDNN_CUDA_STATIC_ASSERT(e, m) static_assert(e, m)
@@ -348,5 +419,6 @@ CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_pointwise_params_t) == 456, "pointwise 
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_norm_params_t) == 120, "norm params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_softmax_params_t) == 80, "softmax params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_sdpa_params_t) == 256, "sdpa params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_params_t) == 280, "conv params layout");
 
 #endif

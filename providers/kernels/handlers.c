@@ -16,6 +16,8 @@ static const dispatch_handler_t *const handlers[] = {
     &cuda_matmul_handler_v1,
     &cuda_pointwise_handler_v1,
     &cuda_norm_handler_v1,
+    &cuda_conv_handler_v1,
+    &cuda_sdpa_handler_v1,
 };
 #define HANDLER_COUNT (sizeof handlers / sizeof *handlers)
 

@@ -7,11 +7,13 @@
 
 #include <cdnn_sdk/error.h>
 
+#include "conv_cuda_pattern.h"
 #include "conv_host_pattern.h"
 #include "matmul_pattern.h"
 #include "norm_pattern.h"
 #include "pointwise_program.h"
 #include "reduce_pattern.h"
+#include "sdpa_pattern.h"
 
 /* ---- constraints ------------------------------------------------------------------ */
 
@@ -244,6 +246,36 @@ static cdnn_status_t reduction_applies(const engine_constraints_t *c, const cdnn
     return st == CDNN_STATUS_SUCCESS ? check_dtype(c, &g->tensors[p.x]) : st;
 }
 
+/* ---- conv_fwd_nhwc_cuda ------------------------------------------------------------- */
+
+static cdnn_status_t conv_fwd_nhwc_cuda_applies(const engine_constraints_t *c,
+                                                const cdnn_graph_view_t *g)
+{
+    conv_cuda_pattern_t p;
+    cdnn_status_t st = conv_cuda_pattern_of(g, &p);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_tensors(c, g);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_dtype(c, &g->tensors[p.x]);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_step(c, p.bias >= 0, EPILOGUE_BIAS);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_step(c, p.activation != MATMUL_ACT_NONE,
+                        EPILOGUE_FIRST_ACTIVATION + p.activation - 1);
+    return st;
+}
+
+/* ---- sdpa ------------------------------------------------------------------------------ */
+
+static cdnn_status_t sdpa_applies(const engine_constraints_t *c, const cdnn_graph_view_t *g)
+{
+    sdpa_pattern_t p;
+    cdnn_status_t st = sdpa_pattern_of(g, &p);
+    for (int role = 0; st == CDNN_STATUS_SUCCESS && role < SDPA_ROLES; role++)
+        st = check_dtype(c, &g->tensors[p.tensors[role]]);
+    return st == CDNN_STATUS_SUCCESS ? check_tensors(c, g) : st;
+}
+
 #define TENSOR_CONSTRAINTS (CONSTRAINT_DTYPES | CONSTRAINT_MAX_RANK | CONSTRAINT_ALIGNMENT)
 
 static const match_function_t match_functions[] = {
@@ -253,6 +285,9 @@ static const match_function_t match_functions[] = {
     {"reduction", TENSOR_CONSTRAINTS, reduction_applies},
     {"conv_fwd_nhwc_host", TENSOR_CONSTRAINTS | CONSTRAINT_EPILOGUE,
      conv_fwd_nhwc_host_applies},
+    {"conv_fwd_nhwc_cuda", TENSOR_CONSTRAINTS | CONSTRAINT_EPILOGUE,
+     conv_fwd_nhwc_cuda_applies},
+    {"sdpa", TENSOR_CONSTRAINTS, sdpa_applies},
 };
 
 const match_function_t *match_function_find(const char *name)

@@ -12,6 +12,7 @@ add_executable(test_cuda_kernels
   ${CMAKE_CURRENT_LIST_DIR}/test_pointwise.c
   ${CMAKE_CURRENT_LIST_DIR}/test_rows.c
   ${CMAKE_CURRENT_LIST_DIR}/test_sdpa.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_conv.c
   ${CMAKE_CURRENT_LIST_DIR}/check.c
   ${CMAKE_CURRENT_LIST_DIR}/gpu.c)
 target_include_directories(test_cuda_kernels PRIVATE ${CMAKE_CURRENT_LIST_DIR}

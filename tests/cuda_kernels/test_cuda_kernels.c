@@ -50,6 +50,7 @@ static const source_tests_t sources[] = {
     {"matmul_tc", test_matmul_tc}, {"matmul_f32", test_matmul_f32},
     {"pointwise", test_pointwise}, {"norm", test_norm},
     {"softmax", test_softmax},     {"sdpa", test_sdpa},
+    {"conv", test_conv},
 };
 
 static const char *base_name(const char *path) {

@@ -87,6 +87,26 @@ if(kp_cuda_kernel_dir)
     TEST_KERNEL_DIR="${KP_TEST_KERNEL_DIR}"
     PROVIDER_DIR="${CDNN_OUT_PROVIDERS}")
   add_dependencies(test_kernels_cuda cdnn_provider_kernels cdnn_provider_cpu cuda_kernels)
+  # Rule 2 on the GPU: marked_matmul.cu built twice (MARK=1, 2) as
+  # compute_80 PTX (any GPU the provider runs on), next to the project's
+  # code objects so that gpu-check.sh stages them with those.
+  set(kp_marked_ptx)
+  foreach(mark 1 2)
+    set(out ${kp_cuda_kernel_dir}/test_marked_matmul.v${mark}.compute_80.ptx)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CDNN_NVCC} -std=c++17 -O3 -ptx -arch=compute_80 -DMARK=${mark}
+              -I${PROJECT_SOURCE_DIR}/kernels/cuda -o ${out}.tmp
+              ${CMAKE_CURRENT_LIST_DIR}/marked_matmul.cu
+      COMMAND sh -c "{ cat \"$1\" && printf '\\000'; } > \"$2\"" sh ${out}.tmp ${out}
+      COMMAND ${CMAKE_COMMAND} -E remove ${out}.tmp
+      DEPENDS ${CMAKE_CURRENT_LIST_DIR}/marked_matmul.cu
+              ${PROJECT_SOURCE_DIR}/kernels/cuda/matmul_epilogue.cuh
+              ${PROJECT_SOURCE_DIR}/kernels/cuda/common.cuh
+      COMMENT "nvcc test_marked_matmul.v${mark}.compute_80.ptx" VERBATIM)
+    list(APPEND kp_marked_ptx ${out})
+  endforeach()
+  add_custom_target(kp_marked_matmul_cuda DEPENDS ${kp_marked_ptx})
+  add_dependencies(test_kernels_cuda kp_marked_matmul_cuda)
   add_test(NAME kernels_cuda COMMAND test_kernels_cuda ${kp_cuda_kernel_dir})
   set_tests_properties(kernels_cuda PROPERTIES SKIP_RETURN_CODE 77 LABELS cuda_kernels)
 endif()

@@ -14,7 +14,15 @@
  *   - the plan on a CPU handle is refused (DEVICE_MISMATCH), and a plan
  *     re-sealed to hold a cubin of another architecture is refused by the
  *     target check;
- *   - rule 10 on the GPU: strict mode runs it while its code is installed.
+ *   - rule 10 on the GPU: strict mode runs it while its code is installed;
+ *   - kernels:conv_cuda (NHWC conv + bias + activation, f16/bf16, 1-D and
+ *     2-D, strides, dilation, a KCRS filter; every candidate) and
+ *     kernels:sdpa_cuda (f32/f16/bf16, causal, BSHD strides, head sizes 32
+ *     to 256) round-tripped as the matmul; what the conv engine leaves to
+ *     others refused with a reason;
+ *   - rule 2 on the GPU: a plan saved against a pack of the marked CUDA
+ *     matmul v1 (every product + 1) still runs v1 after the pack becomes
+ *     v2 (+ 2), which a fresh build picks.
  * Exit 77 (skip) without a CUDA driver or device.  scripts/gpu-check.sh
  * runs it on the GPU machine.
  */
@@ -487,6 +495,393 @@ static void test_cuda_strict_mode_runs_installed_code(void **state)
     kp_bytes_free(&plan);
 }
 
+/* ---- convolution and attention (kernels:conv_cuda, kernels:sdpa_cuda) ------------------- */
+
+#define CONV_ENGINE "kernels:conv_cuda"
+#define CONV_KNOB "kernels.conv_cuda.candidate"
+#define SDPA_ENGINE "kernels:sdpa_cuda"
+#define CONV_KERNELS 18 /* 3 tiles x 2 dtypes x 3 targets */
+
+/* A pack of the conv and sdpa code objects beside the matmul's, in the
+ * same directory: the provider reads every pack there. */
+static void write_conv_sdpa_pack(const char *path)
+{
+    static char id[CONV_KERNELS + 3][48], symbol[CONV_KERNELS][48];
+    static char meta_text[CONV_KERNELS][5][16];
+    static sdk_kpack_kv_t meta[CONV_KERNELS][5];
+    static const sdk_kpack_kv_t sdpa_meta[] = {{"threads", "256"}};
+    sdk_kpack_spec_kernel_t kernels[CONV_KERNELS + 3];
+    const char *ids[CONV_KERNELS + 3];
+    kp_bytes_t conv[3], sdpa[3];
+    int n = 0;
+    for (int t = 0; t < 3; t++) {
+        conv[t] = read_object("conv", targets[t]);
+        sdpa[t] = read_object("sdpa", targets[t]);
+    }
+    for (int d = 0; d < 2; d++) {
+        const char *dtype = d ? "bf16" : "f16";
+#define CONV(tm, tn, wm, wn, stages)                                                          \
+    for (int t = 0; t < 3; t++, n++) {                                                        \
+        snprintf(id[n], sizeof id[n], "conv_%s_%dx%d_%s", dtype, tm, tn, targets[t]);         \
+        snprintf(symbol[n], sizeof symbol[n], "cdnn_cuda_conv_%s_%dx%d", dtype, tm, tn);      \
+        snprintf(meta_text[n][0], 16, "%s", dtype);                                           \
+        snprintf(meta_text[n][1], 16, "%d", (int)CDNN_CUDA_CONV_SMEM(tm, tn, stages));        \
+        snprintf(meta_text[n][2], 16, "%d", 32 * (wm) * (wn));                                \
+        snprintf(meta_text[n][3], 16, "%d", tm);                                              \
+        snprintf(meta_text[n][4], 16, "%d", tn);                                              \
+        static const char *const keys[] = {"dtype", "smem", "threads", "tile_m", "tile_n"};   \
+        for (int i = 0; i < 5; i++)                                                           \
+            meta[n][i] = (sdk_kpack_kv_t){keys[i], meta_text[n][i]};                          \
+        kernels[n] = (sdk_kpack_spec_kernel_t){id[n], symbol[n], targets[t], "cuda-conv-v1",  \
+                                               conv[t].data, conv[t].size, 5, meta[n]};       \
+        ids[n] = id[n];                                                                       \
+    }
+        CDNN_CUDA_CONV_CONFIGS(CONV)
+#undef CONV
+    }
+    for (int t = 0; t < 3; t++, n++) {
+        snprintf(id[n], sizeof id[n], "sdpa_%s", targets[t]);
+        kernels[n] = (sdk_kpack_spec_kernel_t){id[n], "cdnn_cuda_sdpa", targets[t],
+                                               "cuda-sdpa-v1", sdpa[t].data, sdpa[t].size, 1,
+                                               sdpa_meta};
+        ids[n] = id[n];
+    }
+    sdk_kpack_spec_engine_t engines[] = {
+        {CONV_ENGINE, 50, "conv_fwd_nhwc_cuda",
+         "{\"dtypes\":[\"bf16\",\"f16\"],\"epilogue\":[\"bias\",\"gelu\",\"gelu_tanh\","
+         "\"relu\",\"silu\",\"tanh\"]}",
+         "cuda_conv", 1, 0, NULL, CONV_KERNELS, ids},
+        {SDPA_ENGINE, 50, "sdpa", "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"]}", "cuda_sdpa", 1, 0,
+         NULL, 3, ids + CONV_KERNELS},
+    };
+    sdk_kpack_spec_t spec = {"cdnn-cuda-conv-sdpa-test", "0.1.0", "cuda", n, kernels, 2,
+                             engines};
+    char why[512];
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    if (sdk_kpack_write(&spec, &bytes, &size, why, sizeof why) != CDNN_STATUS_SUCCESS)
+        fail_msg("cannot write the conv/sdpa pack: %s", why);
+    kp_write_file(path, bytes, size);
+    free(bytes);
+    for (int t = 0; t < 3; t++) {
+        kp_bytes_free(&conv[t]);
+        kp_bytes_free(&sdpa[t]);
+    }
+}
+
+/* y = act(conv(x, w) + bias), x and y channels-last (NHWC), the filter
+ * KRSC unless kcrs: what the CUDA conv kernels serve, fast path and not. */
+typedef struct conv_spec {
+    int32_t spatial; /* 1 or 2 */
+    int64_t n, c, h, w, k, r, s, pad[2], stride[2], dilation[2];
+    cdnn_data_type_t type, y_type;
+    int bias, kcrs;
+    cdnn_pointwise_mode_t act; /* CDNN_PW_IDENTITY: none */
+    const char *label;
+} conv_spec_t;
+
+static const conv_spec_t conv_cases[] = {
+    {2, 2, 16, 9, 11, 24, 3, 3, {1, 1}, {1, 1}, {1, 1}, CDNN_DATA_TYPE_F16,
+     CDNN_DATA_TYPE_F16, 1, 0, CDNN_PW_RELU_FWD, "f16 3x3 pad 1 bias relu"},
+    {2, 3, 3, 13, 10, 17, 3, 3, {1, 0}, {2, 2}, {1, 1}, CDNN_DATA_TYPE_BF16,
+     CDNN_DATA_TYPE_F32, 1, 0, CDNN_PW_GELU_FWD, "bf16 C3 stride 2 bias gelu, f32 out"},
+    {2, 1, 32, 16, 16, 64, 1, 1, {0, 0}, {1, 1}, {1, 1}, CDNN_DATA_TYPE_F16,
+     CDNN_DATA_TYPE_F16, 0, 0, CDNN_PW_IDENTITY, "f16 1x1 plain"},
+    {2, 2, 40, 12, 12, 72, 3, 3, {2, 2}, {1, 1}, {2, 2}, CDNN_DATA_TYPE_BF16,
+     CDNN_DATA_TYPE_BF16, 0, 1, CDNN_PW_SWISH_FWD, "bf16 dilation 2 KCRS filter silu"},
+    {1, 2, 16, 1, 50, 33, 1, 7, {0, 3}, {1, 1}, {1, 1}, CDNN_DATA_TYPE_F16,
+     CDNN_DATA_TYPE_F32, 1, 0, CDNN_PW_TANH_FWD, "f16 1-D k7 bias tanh"},
+    {2, 1, 64, 14, 14, 64, 3, 3, {1, 1}, {1, 1}, {1, 1}, CDNN_DATA_TYPE_F16,
+     CDNN_DATA_TYPE_F16, 1, 0, CDNN_PW_IDENTITY, "f16 C64 14x14 K64 bias"},
+};
+#define CONV_CASE_COUNT ((int)(sizeof conv_cases / sizeof *conv_cases))
+
+/* Dims [N, C, (H,) W] of a channels-last tensor and its strides. */
+static void channels_last(const conv_spec_t *c, int64_t ch, int64_t h, int64_t w,
+                          int64_t dims[4], int64_t strides[4], int32_t *rank)
+{
+    *rank = c->spatial + 2;
+    dims[0] = c->n, dims[1] = ch, dims[*rank - 1] = w;
+    strides[1] = 1, strides[*rank - 1] = ch, strides[0] = h * w * ch;
+    if (c->spatial == 2)
+        dims[2] = h, strides[2] = w * ch;
+}
+
+static int64_t conv_out(const conv_spec_t *c, int axis, int64_t in, int64_t filter)
+{
+    return (in + 2 * c->pad[axis] - c->dilation[axis] * (filter - 1) - 1) / c->stride[axis] + 1;
+}
+
+static int64_t conv_value(cdnn_graph_t *g, int last, cdnn_data_type_t type, int32_t rank,
+                          const int64_t *dims, const int64_t *strides, int64_t *virtual_uid)
+{
+    if (last) {
+        OK(cdnn_graph_tensor(g, 3, "y", type, rank, dims, strides));
+        return 3;
+    }
+    OK(cdnn_graph_tensor(g, *virtual_uid, NULL, CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+    OK(cdnn_graph_tensor_set_virtual(g, *virtual_uid));
+    return (*virtual_uid)++;
+}
+
+static cdnn_graph_t *make_conv(const void *spec)
+{
+    const conv_spec_t *c = spec;
+    cdnn_graph_t *g = NULL;
+    cdnn_conv_attr_t attr;
+    int64_t dims[4], strides[4], ydims[4], ystrides[4], virtual_uid = 10;
+    int32_t rank;
+    int act = c->act != CDNN_PW_IDENTITY, steps = c->bias + act;
+    cdnn_conv_attr_init(&attr, c->spatial);
+    for (int a = 0; a < c->spatial; a++) {
+        int axis = c->spatial == 2 ? a : 1; /* the 1-D case's values are the w axis's */
+        attr.pre_padding[a] = attr.post_padding[a] = c->pad[axis];
+        attr.stride[a] = c->stride[axis];
+        attr.dilation[a] = c->dilation[axis];
+    }
+    OK(cdnn_graph_create(&g));
+    channels_last(c, c->c, c->h, c->w, dims, strides, &rank);
+    OK(cdnn_graph_tensor(g, 1, "x", c->type, rank, dims, strides));
+    channels_last(c, c->c, c->r, c->s, dims, strides, &rank);
+    dims[0] = c->k, strides[0] = c->r * c->s * c->c;
+    if (c->kcrs) { /* [K, C, R, S] packed */
+        strides[3] = 1, strides[2] = c->s, strides[1] = c->r * c->s;
+    }
+    OK(cdnn_graph_tensor(g, 2, "w", c->type, rank, dims, strides));
+    channels_last(c, c->k, c->spatial == 2 ? conv_out(c, 0, c->h, c->r) : 1,
+                  conv_out(c, 1, c->w, c->s), ydims, ystrides, &rank);
+    int64_t value = conv_value(g, steps-- == 0, c->y_type, rank, ydims, ystrides, &virtual_uid);
+    OK(cdnn_graph_conv_fwd(g, "conv", &attr, 1, 2, value));
+    if (c->bias) {
+        int64_t bias_dims[4] = {1, c->k, 1, 1};
+        OK(cdnn_graph_tensor(g, 4, "bias", c->y_type == CDNN_DATA_TYPE_F32 ? CDNN_DATA_TYPE_F32
+                                                                           : c->type,
+                             rank, bias_dims, NULL));
+        int64_t out = conv_value(g, steps-- == 0, c->y_type, rank, ydims, ystrides, &virtual_uid);
+        cdnn_pointwise_attr_t pw;
+        cdnn_pointwise_attr_init(&pw, CDNN_PW_ADD);
+        OK(cdnn_graph_pointwise(g, "bias_add", &pw, value, 4, CDNN_UID_NONE, out));
+        value = out;
+    }
+    if (act) {
+        int64_t out = conv_value(g, 1, c->y_type, rank, ydims, ystrides, &virtual_uid);
+        cdnn_pointwise_attr_t pw;
+        cdnn_pointwise_attr_init(&pw, c->act);
+        OK(cdnn_graph_pointwise(g, "act", &pw, value, CDNN_UID_NONE, CDNN_UID_NONE, out));
+    }
+    OK(cdnn_graph_validate(g));
+    return g;
+}
+
+static void test_cuda_conv_round_trips(void **state)
+{
+    (void)state;
+    for (int i = 0; i < CONV_CASE_COUNT; i++)
+        round_trip_graph(make_conv, &conv_cases[i], conv_cases[i].label, CONV_ENGINE, NULL, 0);
+}
+
+/* Every conv candidate this device runs (the sm_90a cubins on an H200: a
+ * PTX candidate gives way to its configuration's cubin), on an f16 and a
+ * bf16 case. */
+static void test_cuda_conv_every_candidate(void **state)
+{
+    (void)state;
+    int ran = 0;
+    for (int64_t c = 1; c <= CONV_KERNELS; c++)
+        for (int i = 0; i < 2; i++) {
+            cdnn_graph_t *probe = make_conv(&conv_cases[i]);
+            cdnn_handle_t *h = cuda_handle();
+            cdnn_build_options_t *opts = NULL;
+            OK(cdnn_build_options_create(&opts));
+            OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(CONV_ENGINE)));
+            cdnn_status_t st = cdnn_build_options_set_knob(opts, CONV_KNOB, c);
+            if (st == CDNN_STATUS_SUCCESS)
+                st = cdnn_graph_build(probe, h, opts);
+            cdnn_build_options_destroy(opts);
+            cdnn_graph_destroy(probe);
+            cdnn_handle_destroy(h);
+            if (st != CDNN_STATUS_SUCCESS) /* another dtype, or a target it gives way to */
+                continue;
+            round_trip_graph(make_conv, &conv_cases[i], conv_cases[i].label, CONV_ENGINE,
+                             CONV_KNOB, c);
+            ran++;
+        }
+    printf("%d conv candidate runs on this device\n", ran);
+    assert_true(ran >= 6);
+}
+
+/* Whether the conv engine builds spec on cuda:0 (else why not, printed). */
+static int conv_builds(const conv_spec_t *spec)
+{
+    cdnn_graph_t *g = make_conv(spec);
+    cdnn_handle_t *h = cuda_handle();
+    cdnn_build_options_t *opts = NULL;
+    OK(cdnn_build_options_create(&opts));
+    OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(CONV_ENGINE)));
+    cdnn_status_t st = cdnn_graph_build(g, h, opts);
+    if (st != CDNN_STATUS_SUCCESS)
+        printf("  %s: refused: %s\n", spec->label, cdnn_last_error());
+    cdnn_build_options_destroy(opts);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+    return st == CDNN_STATUS_SUCCESS;
+}
+
+/* What the conv engine leaves to other engines is refused with a reason. */
+static void test_cuda_conv_refusals(void **state)
+{
+    (void)state;
+    conv_spec_t f32 = conv_cases[0];
+    f32.type = f32.y_type = CDNN_DATA_TYPE_F32;
+    f32.label = "f32 x and w (the tensor-core kernels take f16 and bf16)";
+    assert_false(conv_builds(&f32));
+    conv_spec_t leaky = conv_cases[0];
+    leaky.act = CDNN_PW_ELU_FWD;
+    leaky.label = "elu (not an activation the kernels fuse)";
+    assert_false(conv_builds(&leaky));
+}
+
+/* o = softmax(scale q k^T [causal]) v over [B, H, S, D]: BHSD packed, or
+ * q and o sequence-major (BSHD memory) for a layout the kernel takes by
+ * its strides. */
+typedef struct sdpa_spec {
+    int64_t batch, heads, q_len, kv_len, head_dim, value_dim;
+    cdnn_data_type_t type, o_type;
+    int causal, seq_major;
+    double scale;
+    const char *label;
+} sdpa_spec_t;
+
+static const sdpa_spec_t sdpa_cases[] = {
+    {2, 3, 17, 33, 64, 64, CDNN_DATA_TYPE_F16, CDNN_DATA_TYPE_F16, 0, 0, 0, "f16 17x33 d64"},
+    {1, 2, 40, 40, 128, 128, CDNN_DATA_TYPE_BF16, CDNN_DATA_TYPE_BF16, 1, 1, 0,
+     "bf16 causal d128 BSHD"},
+    {2, 2, 9, 70, 32, 96, CDNN_DATA_TYPE_F32, CDNN_DATA_TYPE_F32, 0, 0, 0.3,
+     "f32 d32 dv96 scale 0.3"},
+    {1, 1, 65, 65, 256, 256, CDNN_DATA_TYPE_F16, CDNN_DATA_TYPE_F32, 1, 0, 0,
+     "f16 causal d256, f32 out"},
+};
+#define SDPA_CASE_COUNT ((int)(sizeof sdpa_cases / sizeof *sdpa_cases))
+
+static void sdpa_tensor(cdnn_graph_t *g, const sdpa_spec_t *c, int64_t uid, int64_t len,
+                        int64_t dim, cdnn_data_type_t type, int seq_major)
+{
+    int64_t dims[4] = {c->batch, c->heads, len, dim}, strides[4];
+    strides[3] = 1;
+    if (seq_major)
+        strides[1] = dim, strides[2] = c->heads * dim;
+    else
+        strides[2] = dim, strides[1] = len * dim;
+    strides[0] = c->heads * len * dim;
+    OK(cdnn_graph_tensor(g, uid, NULL, type, 4, dims, strides));
+}
+
+static cdnn_graph_t *make_sdpa(const void *spec)
+{
+    const sdpa_spec_t *c = spec;
+    cdnn_graph_t *g = NULL;
+    cdnn_sdpa_attr_t attr = {c->scale, c->causal};
+    OK(cdnn_graph_create(&g));
+    sdpa_tensor(g, c, 1, c->q_len, c->head_dim, c->type, c->seq_major);
+    sdpa_tensor(g, c, 2, c->kv_len, c->head_dim, c->type, 0);
+    sdpa_tensor(g, c, 3, c->kv_len, c->value_dim, c->type, 0);
+    sdpa_tensor(g, c, 4, c->q_len, c->value_dim, c->o_type, c->seq_major);
+    OK(cdnn_graph_sdpa_fwd(g, "attention", &attr, 1, 2, 3, 4));
+    OK(cdnn_graph_validate(g));
+    return g;
+}
+
+static void test_cuda_sdpa_round_trips(void **state)
+{
+    (void)state;
+    for (int i = 0; i < SDPA_CASE_COUNT; i++)
+        round_trip_graph(make_sdpa, &sdpa_cases[i], sdpa_cases[i].label, SDPA_ENGINE, NULL, 0);
+}
+
+/* ---- rule 2 on the GPU -------------------------------------------------------------------- */
+
+#define MARKED_ENGINE "kernels:marked_matmul_cuda"
+static char marked_dir[300], marked_pack[340];
+
+/* A pack of the marked kernel's MARK=mark build (test_marked_matmul.c's
+ * PTX), one engine over f32 matmuls. */
+static void write_marked_cuda_pack(int mark)
+{
+    char path[512], why[512];
+    static const sdk_kpack_kv_t meta[] = {{"dtype", "f32"}, {"smem", "0"}, {"threads", "256"},
+                                          {"tile_m", "16"}, {"tile_n", "16"}};
+    snprintf(path, sizeof path, "%s/test_marked_matmul.v%d.compute_80.ptx", object_dir, mark);
+    kp_bytes_t code = kp_read_file(path);
+    const char *ids[] = {"marked_matmul_compute_80"};
+    sdk_kpack_spec_kernel_t kernel = {ids[0], "cdnn_cuda_marked_matmul", "compute_80",
+                                      "cuda-matmul-v1", code.data, code.size, 5, meta};
+    sdk_kpack_spec_engine_t engine = {MARKED_ENGINE, 50, "matmul_epilogue",
+                                      "{\"dtypes\":[\"f32\"]}", "cuda_matmul", 1, 0, NULL, 1,
+                                      ids};
+    char version[8];
+    snprintf(version, sizeof version, "%d.0.0", mark);
+    sdk_kpack_spec_t spec = {"cdnn-marked-cuda-test", version, "cuda", 1, &kernel, 1, &engine};
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    if (sdk_kpack_write(&spec, &bytes, &size, why, sizeof why) != CDNN_STATUS_SUCCESS)
+        fail_msg("cannot write the marked pack: %s", why);
+    kp_write_file(marked_pack, bytes, size);
+    free(bytes);
+    kp_bytes_free(&code);
+}
+
+static const kp_matmul_t marked_case = {0, {0, 0}, 37, 29, 19, CDNN_DATA_TYPE_F32,
+                                         .act = CDNN_PW_IDENTITY};
+
+static kp_run_t build_marked(cdnn_handle_t *h, cdnn_graph_t **g)
+{
+    *g = kp_matmul_graph(&marked_case);
+    kp_build_pinned(*g, h, MARKED_ENGINE, NULL, 0);
+    return device_run(*g, h);
+}
+
+/* A plan saved against pack v1 still runs v1's code (every output the
+ * product + 1) on a fresh cuda:0 handle after the pack was replaced by v2
+ * (+ 2), beside a fresh build that runs v2; both re-save as they were. */
+static void test_cuda_rule2_saved_plan_runs_its_code(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = NULL, *loaded = NULL;
+    kp_run_t want = reference(&marked_case);
+    double exact = kp_first_output(&want);
+    setenv("CDNN_KERNEL_PATH", marked_dir, 1);
+    write_marked_cuda_pack(1);
+    cdnn_handle_t *h = cuda_handle();
+    kp_run_t v1 = build_marked(h, &g);
+    assert_float_equal(kp_first_output(&v1), exact + 1, 1e-4);
+    kp_bytes_t plan = kp_save(g, CDNN_SAVE_PLAN);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+
+    write_marked_cuda_pack(2); /* the pack is upgraded */
+    h = cuda_handle();
+    OK(cdnn_plan_load(&loaded, h, plan.data, plan.size));
+    kp_run_t again = device_run(loaded, h);
+    kp_assert_same_outputs(&again, &v1); /* v1's code ran */
+    kp_bytes_t resaved = kp_save(loaded, CDNN_SAVE_PLAN);
+    assert_int_equal(resaved.size, plan.size);
+    assert_memory_equal(resaved.data, plan.data, plan.size);
+    kp_run_t v2 = build_marked(h, &g); /* a fresh build picks v2 */
+    assert_float_equal(kp_first_output(&v2), exact + 2, 1e-4);
+    printf("  reference %.6f, v1 plan after the upgrade %.6f, fresh build %.6f\n", exact,
+           kp_first_output(&again), kp_first_output(&v2));
+    setenv("CDNN_KERNEL_PATH", pack_dir, 1);
+    kp_run_free(&want);
+    kp_run_free(&v1);
+    kp_run_free(&v2);
+    kp_run_free(&again);
+    kp_bytes_free(&plan);
+    kp_bytes_free(&resaved);
+    cdnn_graph_destroy(g);
+    cdnn_graph_destroy(loaded);
+    cdnn_handle_destroy(h);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -496,6 +891,12 @@ static int setup(void **state)
         return -1;
     snprintf(path, sizeof path, "%s/cuda.kpack", pack_dir);
     write_cuda_pack(path);
+    snprintf(path, sizeof path, "%s/cuda-conv-sdpa.kpack", pack_dir);
+    write_conv_sdpa_pack(path);
+    snprintf(marked_dir, sizeof marked_dir, "%s/marked-cuda", kp_temp_dir());
+    snprintf(marked_pack, sizeof marked_pack, "%s/marked.kpack", marked_dir);
+    if (mkdir(marked_dir, 0700) != 0)
+        return -1;
     setenv("CDNN_KERNEL_PATH", pack_dir, 1);
     setenv("CDNN_DISABLE_CACHE", "1", 1);
     return 0;
@@ -540,6 +941,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cuda_benchmarking_chooses_by_device_clock),
         cmocka_unit_test(test_cuda_plan_elsewhere_refused),
         cmocka_unit_test(test_cuda_strict_mode_runs_installed_code),
+        cmocka_unit_test(test_cuda_conv_round_trips),
+        cmocka_unit_test(test_cuda_conv_every_candidate),
+        cmocka_unit_test(test_cuda_conv_refusals),
+        cmocka_unit_test(test_cuda_sdpa_round_trips),
+        cmocka_unit_test(test_cuda_rule2_saved_plan_runs_its_code),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, setup, teardown);

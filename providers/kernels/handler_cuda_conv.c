@@ -1,0 +1,217 @@
+/*
+ * handler_cuda_conv.c -- dispatch handler cuda_conv v1: launches
+ * "cuda-conv-v1" kernels (kernels/cuda/cuda_kernel.h) for a forward
+ * convolution with its fused bias and activation (conv_cuda_pattern.h) on
+ * the handle's stream.
+ *
+ * The kernel's metadata says its element type (dtype: f16 or bf16, which
+ * x and w must be) and launch geometry (tile_m, tile_n, threads, smem):
+ * grid (ceil(n * p * q / tile_m), ceil(k / tile_n)), block (threads), smem
+ * bytes of dynamic shared memory.
+ *
+ * Launch values: 1 (the launch's parallelism); n, h, w, c, k, r, s, p, q;
+ * the pads, strides and dilations (h then w); x, w and y each as uid, type
+ * and four channels-last strides; the bias as present, uid, type, stride;
+ * the activation; grid x, y, block and smem.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_kernel.h>
+
+#include <cdnn_sdk/error.h>
+
+#include "conv_cuda_pattern.h"
+#include "cuda_code.h"
+#include "handlers.h"
+
+enum { T_UID, T_TYPE, T_STRIDES, T_VALUES = T_STRIDES + 4 };
+enum {
+    V_PARALLELISM = LAUNCH_THREADS,
+    V_N, V_H, V_W, V_C, V_K, V_R, V_S, V_P, V_Q,
+    V_PAD_H, V_PAD_W, V_STRIDE_H, V_STRIDE_W, V_DILATION_H, V_DILATION_W,
+    V_X, V_FILTER = V_X + T_VALUES, V_Y = V_FILTER + T_VALUES,
+    V_BIAS_PRESENT = V_Y + T_VALUES, V_BIAS_UID, V_BIAS_TYPE, V_BIAS_STRIDE,
+    V_ACTIVATION,
+    V_GRID_X, V_GRID_Y, V_BLOCK, V_SMEM,
+    V_COUNT
+};
+
+/* What the kernels index in 32 bits (cuda_kernel.h). */
+#define GEMM_SIZE_MAX ((int64_t)1 << 30)
+#define MAX_GRID_Y 65535
+
+/* ---- deriving the launch ---------------------------------------------------------------- */
+
+static cdnn_status_t check_types(const cdnn_graph_view_t *g, const conv_cuda_pattern_t *p,
+                                 const sdk_kpack_kv_t *m, int32_t n)
+{
+    const char *dtype = kernel_metadata(m, n, "dtype");
+    const char *x = cdnn_data_type_name(g->tensors[p->x].type);
+    const char *w = cdnn_data_type_name(g->tensors[p->w].type);
+    if (!dtype || strcmp(x, dtype) != 0 || strcmp(w, dtype) != 0)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the kernel convolves %s, and x and w "
+                        "are %s and %s", dtype ? dtype : "(no dtype in its metadata)", x, w);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t check_sizes(const conv_cuda_pattern_t *p)
+{
+    int64_t rows = p->n * p->p * p->q, depth = p->r * p->s * p->c;
+    if (rows > GEMM_SIZE_MAX || depth > GEMM_SIZE_MAX || p->k > GEMM_SIZE_MAX)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "a conv of %lld output pixels, %lld taps "
+                        "and %lld filters; the CUDA conv kernels take at most 2^30 of each",
+                        (long long)rows, (long long)depth, (long long)p->k);
+    return CDNN_STATUS_SUCCESS;
+}
+
+static void put_tensor(int64_t *v, const cdnn_graph_view_t *g, int32_t index,
+                       const int64_t strides[4])
+{
+    v[T_UID] = g->tensors[index].uid;
+    v[T_TYPE] = g->tensors[index].type;
+    memcpy(v + T_STRIDES, strides, 4 * sizeof *strides);
+}
+
+static void put_shape(int64_t *v, const conv_cuda_pattern_t *p)
+{
+    const int64_t shape[] = {p->n, p->h, p->width, p->c, p->k, p->r, p->s, p->p, p->q,
+                             p->pad_h, p->pad_w, p->stride_h, p->stride_w,
+                             p->dilation_h, p->dilation_w};
+    memcpy(v + V_N, shape, sizeof shape);
+}
+
+static cdnn_status_t put_launch(int64_t *v, const conv_cuda_pattern_t *p,
+                                const sdk_kpack_kv_t *m, int32_t n)
+{
+    int64_t tile_m = 0, tile_n = 0, threads = 0, smem = 0;
+    cdnn_status_t st = kernel_metadata_int(m, n, "tile_m", 16, 1024, &tile_m);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = kernel_metadata_int(m, n, "tile_n", 16, 1024, &tile_n);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = kernel_metadata_int(m, n, "threads", 32, 1024, &threads);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = kernel_metadata_int(m, n, "smem", 0, 1 << 20, &smem);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    int64_t columns = (p->k + tile_n - 1) / tile_n;
+    if (columns > MAX_GRID_Y)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%lld filter tiles are more than a CUDA "
+                        "grid holds (%d)", (long long)columns, MAX_GRID_Y);
+    v[V_GRID_X] = (p->n * p->p * p->q + tile_m - 1) / tile_m;
+    v[V_GRID_Y] = columns;
+    v[V_BLOCK] = threads;
+    v[V_SMEM] = smem;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
+                                 const sdk_kpack_kv_t *m, int32_t n)
+{
+    conv_cuda_pattern_t p;
+    cdnn_status_t st = conv_cuda_pattern_of(g, &p);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_types(g, &p, m, n);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_sizes(&p);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = put_launch(v, &p, m, n);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    v[V_PARALLELISM] = 1;
+    put_shape(v, &p);
+    put_tensor(v + V_X, g, p.x, p.x_strides);
+    put_tensor(v + V_FILTER, g, p.w, p.w_strides);
+    put_tensor(v + V_Y, g, p.y, p.y_strides);
+    if (p.bias >= 0) {
+        v[V_BIAS_PRESENT] = 1;
+        v[V_BIAS_UID] = g->tensors[p.bias].uid;
+        v[V_BIAS_TYPE] = g->tensors[p.bias].type;
+        v[V_BIAS_STRIDE] = p.bias_stride;
+    }
+    v[V_ACTIVATION] = p.activation;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *metadata,
+                            int32_t metadata_count, int32_t threads, int64_t **values,
+                            int32_t *count)
+{
+    (void)threads; /* a grid, not host threads */
+    int64_t *v = calloc(V_COUNT, sizeof *v);
+    if (!v)
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    cdnn_status_t st = derive_into(v, g, metadata, metadata_count);
+    if (st != CDNN_STATUS_SUCCESS) {
+        free(v);
+        return st;
+    }
+    *values = v;
+    *count = V_COUNT;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* ---- launching ------------------------------------------------------------------------------ */
+
+/* A tensor's pointer, type and strides; NULL when the pack lacks it. */
+static const void *tensor(const int64_t *v, const cdnn_exec_args_t *args, int32_t *type,
+                          int64_t strides[4])
+{
+    *type = (int32_t)v[T_TYPE];
+    memcpy(strides, v + T_STRIDES, 4 * sizeof *strides);
+    return launch_pointer(args, v[T_UID]);
+}
+
+static cdnn_status_t params_of(const int64_t *v, const cdnn_exec_args_t *args,
+                               cdnn_cuda_conv_params_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->n = v[V_N], p->h = v[V_H], p->w = v[V_W], p->c = v[V_C];
+    p->k = v[V_K], p->r = v[V_R], p->s = v[V_S], p->p = v[V_P], p->q = v[V_Q];
+    p->pad_h = v[V_PAD_H], p->pad_w = v[V_PAD_W];
+    p->stride_h = v[V_STRIDE_H], p->stride_w = v[V_STRIDE_W];
+    p->dilation_h = v[V_DILATION_H], p->dilation_w = v[V_DILATION_W];
+    p->activation = (int32_t)v[V_ACTIVATION];
+    p->x = tensor(v + V_X, args, &p->x_type, p->x_strides);
+    p->filter = tensor(v + V_FILTER, args, &p->w_type, p->w_strides);
+    p->y = (void *)tensor(v + V_Y, args, &p->y_type, p->y_strides);
+    p->bias_type = p->y_type;
+    int missing = !p->x || !p->filter || !p->y;
+    if (v[V_BIAS_PRESENT]) {
+        p->bias = launch_pointer(args, v[V_BIAS_UID]);
+        p->bias_type = (int32_t)v[V_BIAS_TYPE];
+        p->bias_stride = v[V_BIAS_STRIDE];
+        missing |= !p->bias;
+    }
+    return missing ? sdk_fail(CDNN_STATUS_BAD_PARAM, "the variant pack lacks a tensor the "
+                              "conv reads or writes")
+                   : CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
+{
+    cdnn_cuda_conv_params_t p;
+    const int64_t *v = l->values;
+    void *params[] = {&p};
+    cdnn_status_t st = params_of(v, args, &p);
+    const unsigned grid[3] = {(unsigned)v[V_GRID_X], (unsigned)v[V_GRID_Y], 1};
+    return st ? st
+              : cuda_code_launch(l->cuda, grid, (unsigned)v[V_BLOCK], (unsigned)v[V_SMEM],
+                                 args->stream, params);
+}
+
+static uint32_t shared_bytes(const int64_t *values)
+{
+    return (uint32_t)values[V_SMEM];
+}
+
+const dispatch_handler_t cuda_conv_handler_v1 = {
+    .name = "cuda_conv",
+    .version = 1,
+    .signature = "cuda-conv-v1",
+    .kind = KERNEL_KIND_CUDA,
+    .derive = derive,
+    .shared_bytes = shared_bytes,
+    .workspace = launch_no_workspace,
+    .run = run,
+};
