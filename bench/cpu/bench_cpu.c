@@ -1,13 +1,19 @@
 /*
  * bench_cpu.c -- times cdnn's fast CPU engines on common shapes.
  *
- * Each case builds one graph (the engine is chosen by cdnn as a user would
- * get it, and printed), runs it WARMUP times, then times single executions
- * until MIN_SECONDS have passed (at least MIN_RUNS, at most MAX_RUNS) and
- * reports the median.  peers.py times the same shapes in NumPy and PyTorch
- * with the same method; run.sh puts them side by side.
+ * Each case builds one graph through the public API, runs it WARMUP times,
+ * then times single executions until MIN_SECONDS have passed (at least
+ * MIN_RUNS, at most MAX_RUNS) and reports the median.  Every case runs
+ * once on the engine cdnn chooses as a user would get it (printed), and
+ * again pinned to the kernel provider's host engine of its op
+ * (kernels:matmul_host; kernels:conv_host, whose tensors are NHWC where
+ * the first run's are PyTorch's NCHW), so that the host kernels appear next
+ * to cpu:blas_* in the same run.  An engine that is not there (no kernel
+ * pack installed) is said on stderr and skipped.  peers.py times the same
+ * shapes in NumPy and PyTorch with the same method; run.sh puts them side
+ * by side.
  *
- * Output, one line per case, tab-separated:
+ * Output, one line per case and engine, tab-separated:
  *   case  median_ms  gflops  engine
  * Usage: bench_cpu [substring]   (only the cases whose name contains it)
  */
@@ -34,9 +40,11 @@ typedef struct bench_graph {
     void *ptrs[MAX_TENSORS];
 } bench_graph_t;
 
-/* A real tensor of the graph with memory filled with small values. */
-static void real_tensor(bench_graph_t *b, int64_t uid, cdnn_data_type_t type,
-                        int32_t rank, const int64_t *dims)
+/* A real tensor of the graph with memory filled with small values, its
+ * strides as given (NULL: packed, row-major). */
+static void strided_tensor(bench_graph_t *b, int64_t uid, cdnn_data_type_t type,
+                           int32_t rank, const int64_t *dims,
+                           const int64_t *strides)
 {
     size_t n = 1, size = cdnn_data_type_size(type);
     for (int32_t d = 0; d < rank; d++)
@@ -49,9 +57,15 @@ static void real_tensor(bench_graph_t *b, int64_t uid, cdnn_data_type_t type,
     for (size_t i = 0; i < n; i++)
         cdnn_store_element(type, p + i * size,
                            (double)((i * 7919u) % 1000u) / 1000.0 - 0.5);
-    CHECK(cdnn_graph_tensor(b->graph, uid, NULL, type, rank, dims, NULL));
+    CHECK(cdnn_graph_tensor(b->graph, uid, NULL, type, rank, dims, strides));
     b->uids[b->count] = uid;
     b->ptrs[b->count++] = p;
+}
+
+static void real_tensor(bench_graph_t *b, int64_t uid, cdnn_data_type_t type,
+                        int32_t rank, const int64_t *dims)
+{
+    strided_tensor(b, uid, type, rank, dims, NULL);
 }
 
 static void virtual_tensor(bench_graph_t *b, int64_t uid)
@@ -61,11 +75,42 @@ static void virtual_tensor(bench_graph_t *b, int64_t uid)
     CHECK(cdnn_graph_tensor_set_virtual(b->graph, uid));
 }
 
+static void free_graph(bench_graph_t *b)
+{
+    for (int32_t i = 0; i < b->count; i++)
+        free(b->ptrs[i]);
+    cdnn_graph_destroy(b->graph);
+}
+
+/* Build on engine (NULL: cdnn's choice); 0 and a line on stderr where the
+ * engine does not take the graph or is not installed. */
+static int build(const char *name, bench_graph_t *b, const char *engine,
+                 cdnn_handle_t *handle)
+{
+    cdnn_build_options_t *opts = NULL;
+    CHECK(cdnn_build_options_create(&opts));
+    if (engine)
+        CHECK(cdnn_build_options_pin_engine(opts,
+                                            cdnn_engine_id_from_name(engine)));
+    cdnn_status_t st = cdnn_graph_build(b->graph, handle, opts);
+    cdnn_build_options_destroy(opts);
+    if (st == CDNN_STATUS_SUCCESS)
+        return 1;
+    if (!engine)
+        die("cdnn_graph_build", st);
+    fprintf(stderr, "bench_cpu: %s: %s skipped: %s\n", name, engine,
+            cdnn_last_error());
+    return 0;
+}
+
 /* Build, warm up, time; print the case's line and free everything. */
 static void time_graph(const char *name, bench_graph_t *b, double flops,
-                       cdnn_handle_t *handle)
+                       const char *pinned, cdnn_handle_t *handle)
 {
-    CHECK(cdnn_graph_build(b->graph, handle, NULL));
+    if (!build(name, b, pinned, handle)) {
+        free_graph(b);
+        return;
+    }
     size_t ws;
     const char *engine;
     uint64_t id;
@@ -91,9 +136,7 @@ static void time_graph(const char *name, bench_graph_t *b, double flops,
            engine);
     fflush(stdout);
     free(workspace);
-    for (int32_t i = 0; i < b->count; i++)
-        free(b->ptrs[i]);
-    cdnn_graph_destroy(b->graph);
+    free_graph(b);
 }
 
 /* ---- cases ---- */
@@ -114,7 +157,8 @@ static void add_pointwise(bench_graph_t *b, cdnn_pointwise_mode_t mode,
                                &attr, x, y, CDNN_UID_NONE, out));
 }
 
-static void bench_matmul(const mm_case_t *c, cdnn_handle_t *handle)
+static void bench_matmul(const mm_case_t *c, const char *engine,
+                         cdnn_handle_t *handle)
 {
     bench_graph_t b = {0};
     CHECK(cdnn_graph_create(&b.graph));
@@ -135,7 +179,7 @@ static void bench_matmul(const mm_case_t *c, cdnn_handle_t *handle)
         add_pointwise(&b, CDNN_PW_ADD, 3, 4, 5);
         add_pointwise(&b, CDNN_PW_GELU_FWD, 5, CDNN_UID_NONE, 6);
     }
-    time_graph(c->name, &b, 2.0 * (double)(batch * c->m * c->n * c->k),
+    time_graph(c->name, &b, 2.0 * (double)(batch * c->m * c->n * c->k), engine,
                handle);
 }
 
@@ -145,7 +189,19 @@ typedef struct conv_case {
     int epilogue; /* + bias, relu */
 } conv_case_t;
 
-static void bench_conv(const conv_case_t *c, cdnn_handle_t *handle)
+/* [N|K, C, H, W] dims stored channels-last (NHWC, KRSC). */
+static void nhwc_strides(const int64_t *d, int64_t *s)
+{
+    s[1] = 1;
+    s[3] = d[1];
+    s[2] = d[1] * d[3];
+    s[0] = d[1] * d[2] * d[3];
+}
+
+/* On engine (NULL: cdnn's choice) with NCHW tensors, or NHWC ones when
+ * nhwc is set. */
+static void bench_conv(const conv_case_t *c, const char *engine, int nhwc,
+                       cdnn_handle_t *handle)
 {
     bench_graph_t b = {0};
     CHECK(cdnn_graph_create(&b.graph));
@@ -159,22 +215,26 @@ static void bench_conv(const conv_case_t *c, cdnn_handle_t *handle)
     int64_t ow = (c->w + 2 * c->pad - c->s) / c->stride + 1;
     int64_t xd[4] = {c->n, c->c, c->h, c->w}, wd[4] = {c->k, c->c, c->r, c->s};
     int64_t yd[4] = {c->n, c->k, oh, ow}, bias[4] = {1, c->k, 1, 1};
-    real_tensor(&b, 1, CDNN_DATA_TYPE_F32, 4, xd);
-    real_tensor(&b, 2, CDNN_DATA_TYPE_F32, 4, wd);
+    int64_t xs[4], fs[4], ys[4];
+    nhwc_strides(xd, xs);
+    nhwc_strides(wd, fs);
+    nhwc_strides(yd, ys);
+    strided_tensor(&b, 1, CDNN_DATA_TYPE_F32, 4, xd, nhwc ? xs : NULL);
+    strided_tensor(&b, 2, CDNN_DATA_TYPE_F32, 4, wd, nhwc ? fs : NULL);
     if (!c->epilogue) {
-        real_tensor(&b, 3, CDNN_DATA_TYPE_F32, 4, yd);
+        strided_tensor(&b, 3, CDNN_DATA_TYPE_F32, 4, yd, nhwc ? ys : NULL);
         CHECK(cdnn_graph_conv_fwd(b.graph, "conv", &attr, 1, 2, 3));
     } else {
         virtual_tensor(&b, 3);
         real_tensor(&b, 4, CDNN_DATA_TYPE_F32, 4, bias);
         virtual_tensor(&b, 5);
-        real_tensor(&b, 6, CDNN_DATA_TYPE_F32, 4, yd);
+        strided_tensor(&b, 6, CDNN_DATA_TYPE_F32, 4, yd, nhwc ? ys : NULL);
         CHECK(cdnn_graph_conv_fwd(b.graph, "conv", &attr, 1, 2, 3));
         add_pointwise(&b, CDNN_PW_ADD, 3, 4, 5);
         add_pointwise(&b, CDNN_PW_RELU_FWD, 5, CDNN_UID_NONE, 6);
     }
     double flops = 2.0 * (double)(c->n * c->k * oh * ow * c->c * c->r * c->s);
-    time_graph(c->name, &b, flops, handle);
+    time_graph(c->name, &b, flops, engine, handle);
 }
 
 /* Keep the names in step with peers.py. */
@@ -206,11 +266,15 @@ int main(int argc, char **argv)
     cdnn_handle_t *handle;
     CHECK(cdnn_handle_create(&handle, "cpu"));
     for (size_t i = 0; i < sizeof mm_cases / sizeof mm_cases[0]; i++)
-        if (strstr(mm_cases[i].name, only))
-            bench_matmul(&mm_cases[i], handle);
+        if (strstr(mm_cases[i].name, only)) {
+            bench_matmul(&mm_cases[i], NULL, handle);
+            bench_matmul(&mm_cases[i], "kernels:matmul_host", handle);
+        }
     for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++)
-        if (strstr(conv_cases[i].name, only))
-            bench_conv(&conv_cases[i], handle);
+        if (strstr(conv_cases[i].name, only)) {
+            bench_conv(&conv_cases[i], NULL, 0, handle);
+            bench_conv(&conv_cases[i], "kernels:conv_host", 1, handle);
+        }
     cdnn_handle_destroy(handle);
     return 0;
 }

@@ -5,6 +5,9 @@ MIN_SECONDS have passed (at least MIN_RUNS, at most MAX_RUNS); the median
 is reported.  Output, one line per (case, peer), tab-separated:
     case  peer  median_ms
 A peer that has no such operation (NumPy has no convolution) prints "n/a".
+Convolutions run in PyTorch twice: on NCHW tensors ("torch", its default)
+and on channels-last ones ("torch_nhwc", torch.channels_last, the layout
+of kernels:conv_host); matmuls have no second layout ("torch_nhwc" n/a).
 PyTorch is given as many threads as the machine has CPUs, like OpenBLAS,
 because it may otherwise default to fewer.
 
@@ -128,13 +131,17 @@ def bench_conv(case):
     wt = torch.from_numpy(values((k, c, r, s)))
     bias = torch.from_numpy(values((k,)))
     emit(name, "numpy", None)
-    if epilogue:
-        run = lambda: F.relu(F.conv2d(x, wt, bias, stride=stride,
-                                      padding=pad))
-    else:
-        run = lambda: F.conv2d(x, wt, stride=stride, padding=pad)
-    with torch.no_grad():
-        emit(name, "torch", median_ms(run))
+    for peer, form in (("torch", torch.contiguous_format),
+                       ("torch_nhwc", torch.channels_last)):
+        xf = x.contiguous(memory_format=form)
+        wf = wt.contiguous(memory_format=form)
+        if epilogue:
+            run = lambda: F.relu(F.conv2d(xf, wf, bias, stride=stride,
+                                          padding=pad))
+        else:
+            run = lambda: F.conv2d(xf, wf, stride=stride, padding=pad)
+        with torch.no_grad():
+            emit(name, peer, median_ms(run))
 
 
 def main():
