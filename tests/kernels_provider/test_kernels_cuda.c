@@ -19,7 +19,8 @@
  *     2-D, strides, dilation, a KCRS filter; every candidate) and
  *     kernels:sdpa_cuda (f32/f16/bf16, causal, BSHD strides, head sizes 32
  *     to 256) round-tripped as the matmul; what the conv engine leaves to
- *     others refused with a reason;
+ *     others refused with a reason; a benchmarking conv plan chooses by
+ *     CUDA events at its first execute;
  *   - rule 2 on the GPU: a plan saved against a pack of the marked CUDA
  *     matmul v1 (every product + 1) still runs v1 after the pack becomes
  *     v2 (+ 2), which a fresh build picks.
@@ -741,6 +742,47 @@ static void test_cuda_conv_refusals(void **state)
     assert_false(conv_builds(&leaky));
 }
 
+/* A benchmarking conv plan (a ResNet-like 3x3, 29.6 GFLOP) chooses among
+ * the engine's candidates at its first execute, timed by CUDA events; its
+ * output agrees with candidate 1's (the same sums in the same order: any
+ * tile), it saves and loads.  The timings are printed as TFLOP/s. */
+static void test_cuda_conv_benchmarking(void **state)
+{
+    (void)state;
+    static const conv_spec_t big = {2, 8, 256, 56, 56, 256, 3, 3, {1, 1}, {1, 1}, {1, 1},
+                                    CDNN_DATA_TYPE_F16, CDNN_DATA_TYPE_F16, 1, 0,
+                                    CDNN_PW_RELU_FWD, "f16 N8 56x56 C256 K256 3x3 bias relu"};
+    const double flop = 2.0 * 8 * 56 * 56 * 256 * 256 * 9;
+    cdnn_candidate_result_t results[CONV_KERNELS];
+    int32_t count = 0, chosen = -1;
+    cdnn_graph_t *g = make_conv(&big), *first = make_conv(&big), *loaded = NULL;
+    cdnn_handle_t *h = cuda_handle();
+    kp_build_pinned(g, h, CONV_ENGINE, "global.benchmarking", 1);
+    kp_build_pinned(first, h, CONV_ENGINE, CONV_KNOB, 1);
+    kp_run_t fast = device_run(g, h), one = device_run(first, h);
+    kp_assert_close_outputs(&fast, &one, big.label);
+    OK(cdnn_graph_candidates(g, results, CONV_KERNELS, &count, &chosen));
+    assert_int_equal(chosen, 0);
+    assert_true(count >= 3);
+    for (int32_t i = 0; i < count; i++) {
+        printf("  %-52s %9.1f us %7.1f TFLOP/s\n", results[i].name, results[i].median_us,
+               flop / (results[i].median_us * 1e6));
+        assert_true(results[i].median_us > 0);
+    }
+    kp_bytes_t plan = kp_save(g, CDNN_SAVE_PLAN);
+    OK(cdnn_plan_load(&loaded, h, plan.data, plan.size));
+    kp_run_t again = device_run(loaded, h);
+    kp_assert_same_outputs(&again, &fast);
+    kp_run_free(&again);
+    kp_run_free(&fast);
+    kp_run_free(&one);
+    kp_bytes_free(&plan);
+    cdnn_graph_destroy(loaded);
+    cdnn_graph_destroy(first);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+}
+
 /* o = softmax(scale q k^T [causal]) v over [B, H, S, D]: BHSD packed, or
  * q and o sequence-major (BSHD memory) for a layout the kernel takes by
  * its strides. */
@@ -944,6 +986,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cuda_conv_round_trips),
         cmocka_unit_test(test_cuda_conv_every_candidate),
         cmocka_unit_test(test_cuda_conv_refusals),
+        cmocka_unit_test(test_cuda_conv_benchmarking),
         cmocka_unit_test(test_cuda_sdpa_round_trips),
         cmocka_unit_test(test_cuda_rule2_saved_plan_runs_its_code),
     };
