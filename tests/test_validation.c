@@ -421,6 +421,65 @@ static void test_softmax_validation(void **state)
     assert_string_not_equal(k_last, k_log);
 }
 
+/* Reshape and transpose: a permutation checked by the builder, y's
+ * declared shape and element count, one type on both sides; transpose
+ * infers y. */
+static void test_data_movement_validation(void **state)
+{
+    (void)state;
+    static const int64_t x[] = {2, 3, 4}, six_four[] = {6, 4}, five[] = {5, 5};
+    cdnn_transpose_attr_t t = {3, {2, 0, 1}};
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    tensor(g, 2, "y", 0, NULL);
+    cdnn_transpose_attr_t twice = {3, {0, 0, 1}}, deep = {9, {0}}, far = {2, {0, 2}};
+    expect_refused(cdnn_graph_transpose(g, "tr", &twice, 1, 2), "node 'tr'", "perm[1] is 0");
+    expect_refused(cdnn_graph_transpose(g, "tr", &deep, 1, 2), "node 'tr'", "rank 9");
+    expect_refused(cdnn_graph_transpose(g, "tr", &far, 1, 2), "node 'tr'", "perm[1] is 2");
+    OK(cdnn_graph_transpose(g, "tr", &t, 1, 2));
+    OK(cdnn_graph_validate(g));
+    static const int64_t want[] = {4, 2, 3};
+    expect_shape(g, 2, 3, want);
+    cdnn_graph_destroy(g);
+
+    g = new_graph();
+    tensor(g, 1, "x", 2, six_four);
+    tensor(g, 2, "y", 0, NULL);
+    OK(cdnn_graph_transpose(g, "tr", &t, 1, 2));
+    expect_invalid(g, "node 'tr' (transpose): input 'x'", "perm has 3 entries");
+
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_F16, 0, NULL, NULL));
+    OK(cdnn_graph_transpose(g, "tr", &t, 1, 2));
+    expect_invalid(g, "output 'y'", "type mismatch");
+
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    tensor(g, 2, "y", 0, NULL);
+    OK(cdnn_graph_reshape(g, "rs", 1, 2));
+    expect_invalid(g, "node 'rs' (reshape): output 'y'", "must be declared");
+
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    tensor(g, 2, "y", 2, five);
+    OK(cdnn_graph_reshape(g, "rs", 1, 2));
+    expect_invalid(g, "has 25 elements but x has 24", "shape mismatch");
+
+    g = new_graph();
+    OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_I64, 3, x, NULL));
+    OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_I32, 2, six_four, NULL));
+    OK(cdnn_graph_reshape(g, "rs", 1, 2));
+    expect_invalid(g, "x's (i64)", "type mismatch");
+
+    g = new_graph();
+    OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_U8, 3, x, NULL));
+    OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_U8, 2, six_four, NULL));
+    OK(cdnn_graph_reshape(g, "rs", 1, 2));
+    OK(cdnn_graph_validate(g)); /* any type */
+    cdnn_graph_destroy(g);
+}
+
 static void expect_shape(cdnn_graph_t *g, int64_t uid, int32_t rank, const int64_t *dims)
 {
     int32_t got_rank = 0;
@@ -557,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_inference_bwd_filter),
         cmocka_unit_test(test_content_key),
         cmocka_unit_test(test_softmax_validation),
+        cmocka_unit_test(test_data_movement_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -467,6 +467,12 @@ typedef struct cdnn_sdpa_attr {
     int32_t causal; /* nonzero: query i sees only keys j <= i (top-left) */
 } cdnn_sdpa_attr_t;
 
+/** A permutation of dims: y's dim i is x's dim perm[i]. */
+typedef struct cdnn_transpose_attr {
+    int32_t rank;                /* 1 .. CDNN_MAX_RANK */
+    int32_t perm[CDNN_MAX_RANK]; /* each of 0 .. rank - 1 once */
+} cdnn_transpose_attr_t;
+
 /* ------------------------------------------------------------------------
  * Graphs
  * ------------------------------------------------------------------------ */
@@ -641,6 +647,27 @@ CDNN_API cdnn_status_t cdnn_graph_softmax(cdnn_graph_t *graph, const char *name,
 CDNN_API cdnn_status_t cdnn_graph_log_softmax(cdnn_graph_t *graph,
                                               const char *name, int32_t axis,
                                               int64_t x, int64_t y);
+
+/**
+ * Reshape: y holds x's elements in row-major order of their coordinates
+ * (NumPy's reshape of the logical tensor; strides of either side only say
+ * where elements live).  y's shape must be declared, with x's element
+ * count; x and y have one type, any type.  Saves as graph format 1.2.
+ */
+CDNN_API cdnn_status_t cdnn_graph_reshape(cdnn_graph_t *graph, const char *name,
+                                          int64_t x, int64_t y);
+
+/**
+ * Transpose: y's dim i is x's dim perm[i], and y at coordinate j is x at
+ * the coordinate k with k[perm[i]] = j[i] (NumPy's transpose(x, perm); no
+ * strides are assumed of either).  attr->rank must
+ * be x's rank and perm a permutation of 0 .. rank - 1 (else BAD_PARAM);
+ * y is inferred.  x and y have one type, any type.  Saves as graph format
+ * 1.2.
+ */
+CDNN_API cdnn_status_t cdnn_graph_transpose(cdnn_graph_t *graph, const char *name,
+                                            const cdnn_transpose_attr_t *attr,
+                                            int64_t x, int64_t y);
 
 /**
  * Check the graph and infer omitted output shapes.  On failure the status

@@ -71,6 +71,8 @@ typedef enum cdnn_op {
     /* ABI 1.3 (graph format 1.2): */
     CDNN_OP_SOFTMAX,
     CDNN_OP_LOG_SOFTMAX,
+    CDNN_OP_RESHAPE,
+    CDNN_OP_TRANSPOSE,
     CDNN_OP_COUNT
 } cdnn_op_t;
 
@@ -116,6 +118,7 @@ typedef union cdnn_node_attr {
     int32_t axis;                    /* SOFTMAX, LOG_SOFTMAX: in a validated
                                       * view 0 .. rank - 1 (the caller's
                                       * negative axis counted from the end) */
+    cdnn_transpose_attr_t transpose; /* TRANSPOSE */
 } cdnn_node_attr_t;
 
 typedef struct cdnn_node_view {

@@ -93,11 +93,12 @@ static cdnn_status_t applicable_engines(cdnn_graph_t *g, const cdnn_handle_t *h,
         /* Ops and port forms newer than a provider's ABI are not shown to
          * it: it was not written to expect them (provider.h, ABI 1.3). */
         if (graph_minor >= OP_TABLE_FORMAT_MINOR && t->abi_minor < OP_TABLE_ABI_MINOR) {
-            char why[200];
+            char why[256];
             snprintf(why, sizeof why,
                      "its provider was built for provider ABI 1.%u, before the "
-                     "graph's ops or ports (softmax, log-softmax, layer-norm "
-                     "without bias: ABI 1.%d); rebuild it against this cdnn",
+                     "graph's ops or ports (softmax, log-softmax, reshape, "
+                     "transpose, layer-norm without bias: ABI 1.%d); rebuild it "
+                     "against this cdnn",
                      (unsigned)t->abi_minor, OP_TABLE_ABI_MINOR);
             add_reason(reasons, e->name, why);
             continue;

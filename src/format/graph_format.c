@@ -61,10 +61,14 @@ static const fb_field_desc_t softmax_fields[GF_SOFTMAX_FIELDS] = {SCALAR(4, "axi
 static const fb_table_desc_t softmax_desc = {"SoftmaxAttr", GF_SOFTMAX_FIELDS,
                                              softmax_fields};
 
+static const fb_field_desc_t transpose_fields[GF_TRANSPOSE_FIELDS] = {VEC_I64("perm")};
+static const fb_table_desc_t transpose_desc = {"TransposeAttr", GF_TRANSPOSE_FIELDS,
+                                               transpose_fields};
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const fb_table_desc_t *const attr_descs[OP_ATTR_KIND_COUNT - 1] = {
     &conv_desc, &pointwise_desc, &reduction_desc, &norm_desc, &sdpa_desc,
-    &softmax_desc};
+    &softmax_desc, &transpose_desc};
 
 static const fb_field_desc_t tensor_fields[GF_TENSOR_FIELDS] = {
     SCALAR(8, "uid"),        STRING("name"),         SCALAR(1, "data_type"),
@@ -229,6 +233,18 @@ static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
         fb_table_start(b, GF_SOFTMAX_FIELDS);
         fb_add_i32(b, GF_SOFTMAX_AXIS, a->axis, -1);
         return fb_table_end(b);
+    case OP_ATTR_TRANSPOSE: {
+        int64_t perm[CDNN_MAX_RANK];
+        int count = a->transpose.rank < 0 ? 0
+                    : a->transpose.rank > CDNN_MAX_RANK ? CDNN_MAX_RANK
+                                                        : a->transpose.rank;
+        for (int i = 0; i < count; i++)
+            perm[i] = a->transpose.perm[i];
+        fb_ref_t v = count ? fb_vector_i64(b, perm, (size_t)count) : 0;
+        fb_table_start(b, GF_TRANSPOSE_FIELDS);
+        fb_add_ref(b, GF_TRANSPOSE_PERM, v);
+        return fb_table_end(b);
+    }
     default: return 0;
     }
 }
@@ -670,6 +686,19 @@ static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
     case OP_ATTR_SOFTMAX: /* the builder checks its range */
         attr->axis = fb_get_i32(a, GF_SOFTMAX_AXIS, -1);
         return CDNN_STATUS_SUCCESS;
+    case OP_ATTR_TRANSPOSE: { /* the builder checks it is a permutation */
+        int64_t perm[CDNN_MAX_RANK];
+        int n;
+        cdnn_status_t st = get_i64s(d, a, GF_TRANSPOSE_PERM, where, "perm", perm,
+                                    CDNN_MAX_RANK, &n);
+        if (st != CDNN_STATUS_SUCCESS)
+            return st;
+        attr->transpose.rank = n < 0 ? 0 : n;
+        for (int i = 0; i < n; i++)
+            attr->transpose.perm[i] = perm[i] < -1 || perm[i] > CDNN_MAX_RANK
+                                          ? -1 : (int32_t)perm[i];
+        return CDNN_STATUS_SUCCESS;
+    }
     default: return CDNN_STATUS_SUCCESS;
     }
 }

@@ -135,10 +135,14 @@ static const jfield_t softmax_fields[GF_SOFTMAX_FIELDS] = {FD("axis", J_I32, -1)
 static const jtable_t softmax_table = {"SoftmaxAttr", GF_SOFTMAX_FIELDS,
                                        softmax_fields};
 
+static const jfield_t transpose_fields[GF_TRANSPOSE_FIELDS] = {F("perm", J_VEC_I64)};
+static const jtable_t transpose_table = {"TransposeAttr", GF_TRANSPOSE_FIELDS,
+                                         transpose_fields};
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const jtable_t *const attr_tables[OP_ATTR_KIND_COUNT - 1] = {
     &conv_table, &pw_table, &reduce_table, &norm_table, &sdpa_table,
-    &softmax_table};
+    &softmax_table, &transpose_table};
 
 static const jfield_t tensor_fields[GF_TENSOR_FIELDS] = {
     F("uid", J_I64),          F("name", J_STRING),

@@ -101,6 +101,11 @@ static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
     case OP_ATTR_SOFTMAX: /* counted from the front in a validated view */
         put_i64(w, a->axis);
         break;
+    case OP_ATTR_TRANSPOSE:
+        put_i64(w, a->transpose.rank);
+        for (int32_t i = 0; i < a->transpose.rank && i < CDNN_MAX_RANK; i++)
+            put_i64(w, a->transpose.perm[i]);
+        break;
     case OP_ATTR_NONE:
     case OP_ATTR_KIND_COUNT:
         break;

@@ -422,6 +422,25 @@ static cdnn_status_t check_conv_attr(const cdnn_graph_t *g, cdnn_op_t op, const 
 /* What the op's attributes can be checked for without the rest of the
  * graph; the rest (values that depend on shapes, finite epsilons and
  * clips) is validation's. */
+/* A rank within 1..8 and each of its dims named once. */
+static cdnn_status_t check_transpose_attr(const cdnn_graph_t *g, cdnn_op_t op,
+                                          const char *name,
+                                          const cdnn_transpose_attr_t *a)
+{
+    if (a->rank < 1 || a->rank > CDNN_MAX_RANK)
+        return attr_fail(g, op, name, "rank %d is not 1 to %d (bad attribute)",
+                         (int)a->rank, CDNN_MAX_RANK);
+    int seen[CDNN_MAX_RANK] = {0};
+    for (int32_t i = 0; i < a->rank; i++) {
+        int32_t p = a->perm[i];
+        if (p < 0 || p >= a->rank || seen[p]++)
+            return attr_fail(g, op, name, "perm[%d] is %d; perm must hold each of 0 "
+                             "to %d once (bad attribute)", (int)i, (int)p,
+                             (int)a->rank - 1);
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char *name,
                                 const cdnn_node_attr_t *a)
 {
@@ -439,6 +458,7 @@ static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char 
                              "(bad attribute)", (int)a->reduction,
                              CDNN_REDUCE_MODE_COUNT - 1);
         return CDNN_STATUS_SUCCESS;
+    case OP_ATTR_TRANSPOSE: return check_transpose_attr(g, op, name, &a->transpose);
     case OP_ATTR_SOFTMAX:
         /* No tensor has more dims than this; the rank decides the rest. */
         if (a->axis < -CDNN_MAX_RANK || a->axis >= CDNN_MAX_RANK)
@@ -601,6 +621,26 @@ cdnn_status_t cdnn_graph_log_softmax(cdnn_graph_t *graph, const char *name,
                                      int32_t axis, int64_t x, int64_t y)
 {
     return add_softmax(graph, CDNN_OP_LOG_SOFTMAX, name, axis, x, y);
+}
+
+cdnn_status_t cdnn_graph_reshape(cdnn_graph_t *graph, const char *name, int64_t x,
+                                 int64_t y)
+{
+    const cdnn_node_attr_t none = {0};
+    return add_node(graph, CDNN_OP_RESHAPE, name, &x, 1, &y, 1, &none);
+}
+
+cdnn_status_t cdnn_graph_transpose(cdnn_graph_t *graph, const char *name,
+                                   const cdnn_transpose_attr_t *attr, int64_t x,
+                                   int64_t y)
+{
+    CDNN_CHECK_ARG(attr);
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a); /* unused perm entries are 0, for the key */
+    a.transpose = *attr;
+    for (int32_t i = attr->rank > 0 ? attr->rank : 0; i < CDNN_MAX_RANK; i++)
+        a.transpose.perm[i] = 0;
+    return add_node(graph, CDNN_OP_TRANSPOSE, name, &x, 1, &y, 1, &a);
 }
 
 cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,

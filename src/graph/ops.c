@@ -83,6 +83,17 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
         .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
         .attr = OP_ATTR_SOFTMAX, .float_only = 1, .same_typed_inputs = 0,
         .shape_rule = shape_rule_softmax, .since_minor = 2},
+    /* Data movement: any type, y's the same as x's (the shape rules). */
+    [CDNN_OP_RESHAPE] = {
+        .name = "reshape", .schema_name = "Reshape",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_NONE, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_reshape, .since_minor = 2},
+    [CDNN_OP_TRANSPOSE] = {
+        .name = "transpose", .schema_name = "Transpose",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_TRANSPOSE, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_transpose, .since_minor = 2},
 };
 
 const op_desc_t *op_desc(cdnn_op_t op)
@@ -139,7 +150,7 @@ const char *op_attr_schema_name(int kind)
         [OP_ATTR_NONE] = "NONE",           [OP_ATTR_CONV] = "ConvAttr",
         [OP_ATTR_POINTWISE] = "PointwiseAttr", [OP_ATTR_REDUCTION] = "ReductionAttr",
         [OP_ATTR_NORM] = "NormAttr",       [OP_ATTR_SDPA] = "SdpaAttr",
-        [OP_ATTR_SOFTMAX] = "SoftmaxAttr"};
+        [OP_ATTR_SOFTMAX] = "SoftmaxAttr", [OP_ATTR_TRANSPOSE] = "TransposeAttr"};
     return kind >= 0 && kind < OP_ATTR_KIND_COUNT ? names[kind] : "unknown";
 }
 

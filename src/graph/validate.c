@@ -755,6 +755,62 @@ cdnn_status_t shape_rule_softmax(const node_check_t *c)
     return expect_output(c, 0, x->rank, x->dims);
 }
 
+/* ---- data movement ------------------------------------------------------ */
+
+/* Moving data converts nothing: y has x's type. */
+static cdnn_status_t expect_type_of_x(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0), *y = out_view(c, 0);
+    if (y->type == x->type)
+        return CDNN_STATUS_SUCCESS;
+    char msg[160];
+    snprintf(msg, sizeof msg, "has a type other than x's (%s); %s moves elements "
+             "and converts none (type mismatch)",
+             cdnn_data_type_name(x->type), cdnn_op_name(c->n->op));
+    return port_fail(c, 0, 0, msg);
+}
+
+cdnn_status_t shape_rule_reshape(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0), *y = out_view(c, 0);
+    cdnn_status_t st = expect_type_of_x(c);
+    if (st)
+        return st;
+    if (y->rank == 0)
+        return port_fail(c, 0, 0, "has no shape; a reshape's y must be declared with "
+                                  "the shape it makes (shape mismatch)");
+    int64_t nx = 1, ny = 1; /* both within 2^52: declared shapes are */
+    for (int32_t d = 0; d < x->rank; d++)
+        nx *= x->dims[d];
+    for (int32_t d = 0; d < y->rank; d++)
+        ny *= y->dims[d];
+    if (nx == ny)
+        return CDNN_STATUS_SUCCESS;
+    char msg[160];
+    snprintf(msg, sizeof msg, "has %lld elements but x has %lld; a reshape keeps "
+             "every element (shape mismatch)", (long long)ny, (long long)nx);
+    return port_fail(c, 0, 0, msg);
+}
+
+cdnn_status_t shape_rule_transpose(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0);
+    const cdnn_transpose_attr_t *a = &c->n->attr.transpose;
+    cdnn_status_t st = expect_type_of_x(c);
+    if (st)
+        return st;
+    if (a->rank != x->rank) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "has rank %d but perm has %d entries (bad attribute)",
+                 (int)x->rank, (int)a->rank);
+        return port_fail(c, 1, 0, msg);
+    }
+    int64_t dims[CDNN_MAX_RANK];
+    for (int32_t i = 0; i < a->rank; i++)
+        dims[i] = x->dims[a->perm[i]];
+    return expect_output(c, 0, x->rank, dims);
+}
+
 static cdnn_status_t check_node(validation_t *v, int32_t ni)
 {
     node_check_t c = {v, &v->g->nodes[ni], v->in[ni], v->out[ni]};

@@ -917,6 +917,31 @@ static void test_softmax_round_trips(void **state)
     }
 }
 
+/* Reshape then transpose (a virtual tensor between them at another rank):
+ * format 1.2, binary and JSON round trips, perm in the JSON. */
+static void test_movement_round_trips(void **state)
+{
+    (void)state;
+    cdnn_graph_t *g = NULL;
+    OK(cdnn_graph_create(&g));
+    int64_t x[3] = {2, 3, 4}, mid[2] = {6, 4};
+    OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_I64, 3, x, NULL));
+    OK(cdnn_graph_tensor(g, 2, "mid", CDNN_DATA_TYPE_I64, 2, mid, NULL));
+    OK(cdnn_graph_tensor_set_virtual(g, 2));
+    OK(cdnn_graph_tensor(g, 3, "y", CDNN_DATA_TYPE_I64, 0, NULL, NULL));
+    cdnn_transpose_attr_t t = {2, {1, 0}};
+    OK(cdnn_graph_reshape(g, "rs", 1, 2));
+    OK(cdnn_graph_transpose(g, "tr", &t, 2, 3));
+    expect_round_trips(g, 2);
+    char *json = NULL;
+    OK(cdnn_graph_to_json(g, &json));
+    assert_non_null(strstr(json, "\"Reshape\""));
+    assert_non_null(strstr(json, "\"TransposeAttr\""));
+    assert_non_null(strstr(json, "\"perm\": [1, 0]"));
+    free(json);
+    cdnn_graph_destroy(g);
+}
+
 static void test_json_truncations(void **state)
 {
     (void)state;
@@ -1164,6 +1189,7 @@ int main(void)
         cmocka_unit_test(test_json_python_nonfinite),
         cmocka_unit_test(test_lowest_minor_layernorm_bias),
         cmocka_unit_test(test_softmax_round_trips),
+        cmocka_unit_test(test_movement_round_trips),
         cmocka_unit_test(test_json_truncations),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_doubles_exact),

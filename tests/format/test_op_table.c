@@ -247,6 +247,8 @@ static cdnn_graph_t *node_in_every_slot(cdnn_op_t op)
         cdnn_conv_attr_init(&attr.conv, 1);
     if (d->attr == OP_ATTR_POINTWISE)
         cdnn_pointwise_attr_init(&attr.pointwise, CDNN_PW_FMA); /* three inputs */
+    if (d->attr == OP_ATTR_TRANSPOSE)
+        attr.transpose.rank = 1; /* perm {0}, of dims {4} */
     OK(graph_add_node(g, op, "n", in, out, &attr));
     return g;
 }

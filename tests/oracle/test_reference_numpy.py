@@ -67,6 +67,10 @@ class SdpaAttr(ctypes.Structure):
     _fields_ = [("scale", ctypes.c_double), ("causal", ctypes.c_int32)]
 
 
+class TransposeAttr(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int32), ("perm", ctypes.c_int32 * 8)]
+
+
 # ---------------------------------------------------------------------------
 # The C API through ctypes
 # ---------------------------------------------------------------------------
@@ -104,6 +108,9 @@ STATUS_FUNCTIONS = {
     "cdnn_graph_softmax": [P, ctypes.c_char_p, ctypes.c_int32]
     + [ctypes.c_int64] * 2,
     "cdnn_graph_log_softmax": [P, ctypes.c_char_p, ctypes.c_int32]
+    + [ctypes.c_int64] * 2,
+    "cdnn_graph_reshape": [P, ctypes.c_char_p] + [ctypes.c_int64] * 2,
+    "cdnn_graph_transpose": [P, ctypes.c_char_p, ctypes.POINTER(TransposeAttr)]
     + [ctypes.c_int64] * 2,
     "cdnn_build_options_create": [ctypes.POINTER(P)],
     "cdnn_build_options_pin_engine": [P, ctypes.c_uint64],
@@ -596,9 +603,14 @@ def case_pointwise_bf16(api):
 
 
 def report_exact(name, got, want):
-    """Every element equal, as Python integers (exact for i64)."""
-    ok = got.shape == want.shape and all(
-        int(g) == int(w) for g, w in zip(got.ravel(), want.ravel()))
+    """Every element equal: as Python integers (exact for i64), or for
+    floating-point arrays bit for bit."""
+    if np.issubdtype(got.dtype, np.floating):
+        ok = (got.shape == want.shape and got.dtype == want.dtype and
+              got.tobytes() == np.ascontiguousarray(want).tobytes())
+    else:
+        ok = got.shape == want.shape and all(
+            int(g) == int(w) for g, w in zip(got.ravel(), want.ravel()))
     print(f"{name:40s} {'exact' if ok else 'differs'}  "
           f"{'PASS' if ok else 'FAIL'}")
     if not ok:
@@ -856,6 +868,56 @@ def case_softmax(api):
             FAILURES.append(kind + " rows with -inf")
 
 
+def run_movement(api, name, x, want, op, *args, y_array=None):
+    """x through one reshape or transpose; want is NumPy's result, compared
+    exactly (elements are moved, never computed)."""
+    g = Graph(api)
+    xu = g.input(x)
+    if y_array is None:
+        y_array = np.zeros(want.shape, x.dtype)
+    yu = g.output(array=y_array)
+    g.op(op, *args, xu, yu)
+    g.run()
+    report_exact(name, g.result(yu).view(np.uint8) if x.dtype == np.bool_
+                 else g.result(yu), want.view(np.uint8)
+                 if x.dtype == np.bool_ else want)
+
+
+def case_reshape_transpose(api):
+    """NumPy's reshape (of the logical tensor, so a transposed view of x
+    reshapes in its logical order) and transpose, over types (i64 beyond
+    2^53 exact), ranks and strided inputs and outputs."""
+    x = randn(2, 3, 4)
+    run_movement(api, "reshape [2,3,4] -> [6,4]", x, x.reshape(6, 4),
+                 "reshape")
+    run_movement(api, "reshape [2,3,4] -> [24]", x, x.reshape(24), "reshape")
+    xt = randn(5, 6).T  # strided x: its logical order is not memory order
+    run_movement(api, "reshape transposed [6,5] -> [3,10]", xt,
+                 xt.reshape(3, 10), "reshape")
+    out = np.zeros((10, 3), np.float32).T  # strided y
+    run_movement(api, "reshape into a strided y", xt, xt.reshape(3, 10),
+                 "reshape", y_array=out)
+    big = np.arange(2 ** 53, 2 ** 53 + 12, dtype=np.int64).reshape(3, 4)
+    run_movement(api, "reshape i64 beyond 2^53", big, big.reshape(2, 6),
+                 "reshape")
+    flags = RNG.random((4, 6)) < 0.5
+    run_movement(api, "reshape bool", flags, flags.reshape(2, 3, 4),
+                 "reshape")
+    for perm in ((1, 0), (2, 0, 1), (0, 2, 1), (3, 1, 0, 2)):
+        x = randn(*[2, 3, 4, 5][:len(perm)])
+        attr = TransposeAttr(len(perm), (ctypes.c_int32 * 8)(*perm))
+        run_movement(api, f"transpose {perm}", x,
+                     np.ascontiguousarray(np.transpose(x, perm)),
+                     "transpose", ctypes.byref(attr))
+    x = randn(3, 4, dtype=np.float16)[:, ::2]  # strided f16
+    attr = TransposeAttr(2, (ctypes.c_int32 * 8)(1, 0))
+    run_movement(api, "transpose strided f16", x, np.ascontiguousarray(x.T),
+                 "transpose", ctypes.byref(attr))
+    attr = TransposeAttr(2, (ctypes.c_int32 * 8)(1, 0))
+    run_movement(api, "transpose i64 beyond 2^53", big,
+                 np.ascontiguousarray(big.T), "transpose", ctypes.byref(attr))
+
+
 def case_fused_virtual(api):
     """matmul -> bias add -> gelu, intermediates virtual (workspace)."""
     a, b, bias = randn(4, 6, 8), randn(4, 8, 5), randn(1, 1, 5)
@@ -908,7 +970,7 @@ CASES = [case_conv_fwd, case_conv_fwd_nhwc, case_conv_fwd_f16,
          case_pointwise, case_pointwise_scalar, case_pointwise_bf16,
          case_integer_semantics, case_json_from_python,
          case_reductions, case_batchnorm, case_layernorm, case_rmsnorm,
-         case_sdpa, case_softmax, case_fused_virtual,
+         case_sdpa, case_softmax, case_reshape_transpose, case_fused_virtual,
          case_concurrent_execute]
 
 

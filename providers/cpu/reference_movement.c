@@ -1,0 +1,45 @@
+/*
+ * reference_movement.c -- reshape and transpose for the reference engine.
+ *
+ * Data movement converts nothing (x and y have one type), so elements are
+ * copied as integers where the type is an integer or bool one (exact for
+ * i64 beyond 2^53) and as doubles otherwise (exact for every float type).
+ */
+#include "reference.h"
+
+#include <cdnn_sdk/numeric.h>
+
+static void copy_element(const ref_tensor_t *x, const int64_t *x_idx,
+                         const ref_tensor_t *y, const int64_t *y_idx)
+{
+    if (cdnn_data_type_is_float(x->view->type))
+        ref_store(y, y_idx, ref_load(x, x_idx));
+    else
+        ref_store_int(y, y_idx, ref_load_int(x, x_idx));
+}
+
+/* x and y walked together, each in row-major order of its own dims: the
+ * n-th element of one is the n-th of the other. */
+void ref_reshape(const cdnn_node_view_t *node, const ref_node_tensors_t *t)
+{
+    (void)node;
+    const ref_tensor_t *x = t->in[0], *y = t->out[0];
+    int64_t x_idx[CDNN_MAX_RANK] = {0}, y_idx[CDNN_MAX_RANK] = {0};
+    do {
+        copy_element(x, x_idx, y, y_idx);
+        ref_next_index(x_idx, x->view->dims, x->view->rank);
+    } while (ref_next_index(y_idx, y->view->dims, y->view->rank));
+}
+
+/* y's coordinate i is x's coordinate perm[i]. */
+void ref_transpose(const cdnn_node_view_t *node, const ref_node_tensors_t *t)
+{
+    const cdnn_transpose_attr_t *a = &node->attr.transpose;
+    const ref_tensor_t *x = t->in[0], *y = t->out[0];
+    int64_t x_idx[CDNN_MAX_RANK] = {0}, y_idx[CDNN_MAX_RANK] = {0};
+    do {
+        for (int32_t i = 0; i < a->rank; i++)
+            x_idx[a->perm[i]] = y_idx[i];
+        copy_element(x, x_idx, y, y_idx);
+    } while (ref_next_index(y_idx, y->view->dims, y->view->rank));
+}
