@@ -123,9 +123,14 @@ static cdnn_status_t check_code_on_disk(const kernel_context_t *ctx)
 {
     char why[512];
     cdnn_status_t st = sdk_kpack_still_on_disk(ctx->pack, ctx->kernel, why, sizeof why);
-    if (st != CDNN_STATUS_SUCCESS)
+    if (st == CDNN_STATUS_BAD_STATE)
         return sdk_fail(st, "the plan's code is no longer what its kernel pack holds, so "
                         "it is not saved: %s; build the plan again", why);
+    /* The file could not be read (gone, unreadable, or no memory to hash
+     * it): nothing is known to have changed, but nothing is checked. */
+    if (st != CDNN_STATUS_SUCCESS)
+        return sdk_fail(st, "the plan's code cannot be checked against its kernel pack, "
+                        "so it is not saved: %s", why);
     return CDNN_STATUS_SUCCESS;
 }
 

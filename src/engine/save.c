@@ -26,10 +26,13 @@
 
 /* ---- saving ---------------------------------------------------------------- */
 
-static cdnn_status_t provider_save_failed(const engine_slot_t *e)
+/* A provider that ran out of memory says so (ALLOC_FAILED, as every other
+ * failed allocation of a save); any other refusal is the engine's. */
+static cdnn_status_t provider_save_failed(const engine_slot_t *e, cdnn_status_t st)
 {
-    return cdnn_fail(CDNN_STATUS_EXECUTION_FAILED, "engine %s could not save its "
-                     "plan: %s", e->name, registry_provider_error(e->provider));
+    return cdnn_fail(st == CDNN_STATUS_ALLOC_FAILED ? st : CDNN_STATUS_EXECUTION_FAILED,
+                     "engine %s could not save its plan: %s", e->name,
+                     registry_provider_error(e->provider));
 }
 
 static cdnn_status_t payload_size(const candidate_t *c, size_t *size)
@@ -40,9 +43,8 @@ static cdnn_status_t payload_size(const candidate_t *c, size_t *size)
         return cdnn_fail(CDNN_STATUS_NOT_SUPPORTED, "engine %s (provider %s %s) cannot "
                          "save plans", e->name, t->name, t->version);
     *size = 0;
-    if (t->context_save(c->context, NULL, 0, size) != CDNN_STATUS_SUCCESS)
-        return provider_save_failed(e);
-    return CDNN_STATUS_SUCCESS;
+    cdnn_status_t st = t->context_save(c->context, NULL, 0, size);
+    return st == CDNN_STATUS_SUCCESS ? st : provider_save_failed(e, st);
 }
 
 /* The provider writes its payload straight into the plan being encoded. */
@@ -50,9 +52,10 @@ static cdnn_status_t write_payload(void *writer, uint8_t *dst, size_t size)
 {
     const candidate_t *c = writer;
     size_t written = size;
-    if (c->engine->provider->table->context_save(c->context, dst, size, &written) !=
-        CDNN_STATUS_SUCCESS)
-        return provider_save_failed(c->engine);
+    cdnn_status_t st = c->engine->provider->table->context_save(c->context, dst, size,
+                                                                &written);
+    if (st != CDNN_STATUS_SUCCESS)
+        return provider_save_failed(c->engine, st);
     if (written != size)
         return cdnn_fail(CDNN_STATUS_INTERNAL_ERROR, "engine %s said its payload "
                          "takes %zu bytes, then wrote %zu", c->engine->name, size,

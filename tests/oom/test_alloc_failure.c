@@ -2,7 +2,12 @@
  * test_alloc_failure -- make the N-th allocation fail, for every N, along
  * the save and load paths: graph save/load, plan save/load, container
  * save/load (with and without a handle), graph JSON both ways, blob
- * inspect.  Each run must end in ALLOC_FAILED with nothing handed back (no
+ * inspect; and on the kernels provider's engines (with OOM_KERNEL_DIR, a
+ * host kernel pack the build makes for this test): its kernel packs opened
+ * at provider initialisation, kernel plans built and saved (rule 4 reads
+ * the pack again), and kernel plans restored through the ordered load
+ * checks (the payload decoded, the graph checked, the code object loaded
+ * from a memory file).  Each run must end in ALLOC_FAILED with nothing handed back (no
  * object, the caller's buffer untouched) and nothing left allocated; or,
  * where a failure is survivable, in exactly the output of a run with no
  * failure.
@@ -11,10 +16,11 @@
  *   - the library (a static copy, cdnn_graph_format_testlib) is linked with
  *     -Wl,--wrap=malloc,calloc,realloc,strdup,free, so its calls land in
  *     the __wrap_ functions below;
- *   - the CPU provider is a copy built with the same --wrap (oom.cmake) and
- *     resolves __wrap_* and the cdnn_* functions it calls from this
- *     program (-rdynamic), so its payload decoding and plan restore count
- *     too, and there is one copy of the library in the process;
+ *   - the CPU provider and the kernels provider are copies built with the
+ *     same --wrap (oom.cmake) and resolve __wrap_* and the cdnn_* functions
+ *     they call from this program (-rdynamic), so their pack opening,
+ *     payload decoding and plan restore count too, and there is one copy
+ *     of the library in the process;
  *   - jansson allocates through json_set_alloc_funcs, libcrypto (SHA-256)
  *     through CRYPTO_set_mem_functions, both routed here.
  * Not counted: OpenBLAS (never called on these paths), libc's own internal
@@ -27,6 +33,7 @@
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +143,7 @@ static int fail_now(const void *site)
     if (A.calls != A.fail_at)
         return 0;
     A.failed = 1;
+    errno = ENOMEM; /* as libc's allocator says it */
     return 1;
 }
 
@@ -244,6 +252,7 @@ typedef struct fixture {
     const char *name;
     char *json;
     cdnn_handle_t *handle;
+    cdnn_build_options_t *opts; /* NULL, or an engine pinned */
     bytes_t graph, plan, container;
 } fixture_t;
 
@@ -383,7 +392,7 @@ static outcome_t save_fresh_plan(const fixture_t *f, cdnn_save_form_t form)
     int armed = A.armed;
     A.armed = 0;
     if (cdnn_graph_load(&g, NULL, f->graph.p, f->graph.n) ||
-        cdnn_graph_build(g, f->handle, NULL))
+        cdnn_graph_build(g, f->handle, f->opts))
         die("graph build");
     A.armed = armed;
     outcome_t o = save_into(g, form, 1 << 20);
@@ -582,8 +591,9 @@ static bytes_t must_save(cdnn_graph_t *g, cdnn_save_form_t form, const char *wha
     return b;
 }
 
+/* engine: NULL to let cdnn choose, else the engine the plans are built on. */
 static void make_fixture(fixture_t *f, const char *dir, const char *file,
-                         cdnn_handle_t *h)
+                         cdnn_handle_t *h, const char *engine)
 {
     char path[4096];
     cdnn_graph_t *g = NULL;
@@ -591,8 +601,12 @@ static void make_fixture(fixture_t *f, const char *dir, const char *file,
     f->name = file;
     f->json = read_text(path);
     f->handle = h;
+    f->opts = NULL;
+    if (engine && (cdnn_build_options_create(&f->opts) ||
+                   cdnn_build_options_pin_engine(f->opts, cdnn_engine_id_from_name(engine))))
+        die("build options");
     if (cdnn_graph_from_json(&g, f->json, strlen(f->json)) ||
-        cdnn_graph_build(g, h, NULL))
+        cdnn_graph_build(g, h, f->opts))
         die(path);
     f->graph = must_save(g, CDNN_SAVE_GRAPH, "graph save");
     f->plan = must_save(g, CDNN_SAVE_PLAN, "plan save");
@@ -606,6 +620,7 @@ static void free_fixture(fixture_t *f)
     __real_free(f->graph.p);
     __real_free(f->plan.p);
     __real_free(f->container.p);
+    cdnn_build_options_destroy(f->opts);
 }
 
 static int is_json(const char *name)
@@ -614,6 +629,141 @@ static int is_json(const char *name)
     return n > 5 && strcmp(name + n - 5, ".json") == 0;
 }
 
+/* ---- the kernels provider ------------------------------------------------------ */
+
+#ifdef OOM_KERNEL_DIR
+/* Plans on kernels:* engines: built (unarmed) and saved, loaded. */
+static path_t kernel_paths[] = {
+    {"kernel plan save", op_plan_save, 0, 0, 0},
+    {"kernel container save", op_container_save, 0, 0, 0},
+    {"kernel plan load (restore)", op_plan_load, 0, 0, 0},
+    {"kernel container load", op_container_load, 0, 0, 0},
+};
+
+static const struct {
+    const char *engine, *example;
+} kernel_fixtures[] = {
+    {"kernels:matmul_host", "matmul_bias_gelu_residual.json"},
+    {"kernels:norm_host", "layernorm.json"},
+};
+
+/* What providers logged while armed: a provider whose initialisation
+ * failed is skipped with a warning that says why. */
+static char init_log[8192];
+
+static void keep_log(cdnn_log_level_t level, const char *message, void *user)
+{
+    (void)level;
+    (void)user;
+    size_t n = strlen(init_log);
+    snprintf(init_log + n, sizeof init_log - n, "%s\n", message);
+}
+
+/* A handle's creation loads the providers: the kernels provider opens every
+ * pack of CDNN_KERNEL_PATH and builds its engine table from them.  The
+ * outcome's bytes are the engine names the handle has. */
+static outcome_t op_provider_init(const fixture_t *f)
+{
+    (void)f;
+    cdnn_handle_t *h = NULL;
+    outcome_t o = {cdnn_handle_create(&h, "cpu"), {NULL, 0}, 0};
+    int32_t count = 0;
+    if (o.status != CDNN_STATUS_SUCCESS) {
+        o.handed_back = h != NULL;
+        return o;
+    }
+    int armed = A.armed;
+    A.armed = 0; /* the listing is not the operation under test */
+    o.out.p = __real_calloc(1, 1 << 14);
+    cdnn_handle_engine_count(h, &count);
+    for (int32_t i = 0; i < count; i++) {
+        cdnn_engine_info_t info;
+        if (cdnn_handle_engine_info(h, i, &info) == CDNN_STATUS_SUCCESS)
+            o.out.n += (size_t)snprintf((char *)o.out.p + o.out.n, (1 << 14) - o.out.n,
+                                        "%s\n", info.name);
+    }
+    A.armed = armed;
+    cdnn_handle_destroy(h); /* the last handle: the providers are unloaded */
+    return o;
+}
+
+/* Fail each allocation of a handle's creation in turn.  Clean outcomes:
+ * ALLOC_FAILED; the same engines; or fewer engines where a provider whose
+ * initialisation failed was skipped with a warning saying "out of memory"
+ * (cdnn skips a provider that cannot start, docs/PROVIDER_ABI.md). */
+static void provider_init_path(long *allocations, long *skipped)
+{
+    cdnn_set_log_callback(keep_log, CDNN_LOG_WARNING, NULL);
+    outcome_t warm = op_provider_init(NULL);
+    if (warm.status != CDNN_STATUS_SUCCESS || !strstr((char *)warm.out.p, "kernels:"))
+        die("a handle with the kernels provider's engines");
+    __real_free(warm.out.p);
+    arm(0);
+    outcome_t base = op_provider_init(NULL);
+    A.armed = 0;
+    long total = A.calls;
+    /* One block outlives a clean load by design: the search path cdnn keeps
+     * for cdnn_provider_path, freed when the next load replaces it. */
+    long kept = A.live_count;
+    CHECK(kept <= 1, "provider init: %ld allocations outlive a clean run", kept);
+    for (long n = 1; n <= total; n++) {
+        init_log[0] = '\0';
+        arm(n);
+        outcome_t o = op_provider_init(NULL);
+        A.armed = 0;
+        ERR_clear_error();
+        if (o.status == CDNN_STATUS_SUCCESS && !same(o.out, base.out)) {
+            (*skipped)++;
+            CHECK(strstr(init_log, "out of memory") || strstr(init_log, strerror(ENOMEM)),
+                  "provider init: allocation "
+                  "%ld failed, engines went missing, and no warning said out of memory: "
+                  "%s", n, init_log);
+        } else if (o.status != CDNN_STATUS_SUCCESS) {
+            CHECK(o.status == CDNN_STATUS_ALLOC_FAILED && !o.handed_back, "provider "
+                  "init: allocation %ld failed and the status is %s (%s)", n,
+                  cdnn_status_string(o.status), cdnn_last_error());
+        }
+        CHECK(A.live_count <= kept, "provider init: allocation %ld failed and %ld "
+              "allocations were left behind", n, A.live_count);
+        if (A.live_count > kept)
+            show_left_behind();
+        __real_free(o.out.p);
+    }
+    __real_free(base.out.p);
+    cdnn_set_log_callback(NULL, CDNN_LOG_WARNING, NULL);
+    *allocations = total;
+}
+
+/* The kernels provider's paths; returns the allocations failed. */
+static long run_kernel_paths(void)
+{
+    long init_allocations = 0, skipped = 0;
+    provider_init_path(&init_allocations, &skipped);
+    cdnn_handle_t *h = NULL;
+    if (cdnn_handle_create(&h, "cpu"))
+        die("CPU handle");
+    for (size_t i = 0; i < sizeof kernel_fixtures / sizeof kernel_fixtures[0]; i++) {
+        fixture_t f;
+        make_fixture(&f, EXAMPLES_DIR, kernel_fixtures[i].example, h,
+                     kernel_fixtures[i].engine);
+        for (size_t j = 0; j < sizeof kernel_paths / sizeof kernel_paths[0]; j++)
+            run_path(&kernel_paths[j], &f);
+        free_fixture(&f);
+    }
+    cdnn_handle_destroy(h);
+    printf("kernels provider (packs in %s):\n", OOM_KERNEL_DIR);
+    printf("  %-28s %7ld allocations  %ld skipped the provider with a warning\n",
+           "provider init (packs)", init_allocations, skipped);
+    for (size_t i = 0; i < sizeof kernel_paths / sizeof kernel_paths[0]; i++)
+        printf("  %-28s %7ld allocations  %4ld sites  %ld survived\n", kernel_paths[i].name,
+               kernel_paths[i].allocations, kernel_paths[i].sites, kernel_paths[i].survived);
+    long total = init_allocations;
+    for (size_t i = 0; i < sizeof kernel_paths / sizeof kernel_paths[0]; i++)
+        total += kernel_paths[i].allocations;
+    return total;
+}
+#endif
+
 int main(void)
 {
     /* Before libcrypto or jansson allocate anything. */
@@ -621,6 +771,9 @@ int main(void)
         fprintf(stderr, "note: libcrypto allocated before the test could count "
                         "its allocations; they are not injected\n");
     json_set_alloc_funcs(json_alloc, __wrap_free);
+#ifdef OOM_KERNEL_DIR
+    setenv("CDNN_KERNEL_PATH", OOM_KERNEL_DIR, 1);
+#endif
     cdnn_handle_t *h = NULL;
     if (cdnn_set_provider_path(OOM_PROVIDER_DIR) || cdnn_handle_create(&h, "cpu"))
         die("CPU handle");
@@ -633,7 +786,7 @@ int main(void)
         if (!is_json(e->d_name))
             continue;
         fixture_t f;
-        make_fixture(&f, EXAMPLES_DIR, e->d_name, h);
+        make_fixture(&f, EXAMPLES_DIR, e->d_name, h, NULL);
         for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
             run_path(&paths[i], &f);
         json_first_fails(&f);
@@ -643,6 +796,9 @@ int main(void)
     closedir(d);
     cdnn_handle_destroy(h);
     long total = 0;
+#ifdef OOM_KERNEL_DIR
+    total += run_kernel_paths();
+#endif
     printf("%ld examples; per path: allocations failed one at a time (summed "
            "over the examples), most distinct sites in one example, failures "
            "survived with identical output\n", examples);
