@@ -73,4 +73,29 @@ echo "== a plan of another provider lists no kernel"
 $python -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"]["kernels"] == []' \
     "$tmp/cpu.json" || fail "a cpu plan lists kernels"
 if "$cdnn" inspect "$tmp/cpu.cdp" | grep -q "^kernels"; then fail "cpu plan: kernels shown"; fi
+echo "== a kernel payload whose code is not its SHA-256 (re-sealed) fails the inspection"
+# Forged with tests/security/forge.py's codec: the plan's digest is right,
+# the payload's own checks (the provider's, in the SDK) are not met.
+security=$(cd "$examples/../tests/security" && pwd)
+if $python -c 'import flatbuffers' 2>/dev/null; then
+    $python - "$security" "$tmp/k.cdp" "$tmp/forged.cdp" <<'PY' || fail "forging"
+import sys
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[1])
+import forge
+parts = forge.PlanParts(open(sys.argv[2], "rb").read(), "k.cdp")
+body, payload, graph = parts.parts()
+code = payload["code"]
+payload["code"] = code[:100] + bytes([code[100] ^ 1]) + code[101:]
+open(sys.argv[3], "wb").write(parts.build(body, payload, graph))
+PY
+    if "$cdnn" inspect "$tmp/forged.cdp" --json >"$tmp/forged.json" 2>"$tmp/forged.err"; then
+        fail "inspect accepted a kernel payload whose code is not its SHA-256"
+    fi
+    grep -q '"status": "CORRUPT_DATA"' "$tmp/forged.json" || fail "status is not CORRUPT_DATA"
+    grep -q "SHA-256 of its code object is not its kernel_sha256" "$tmp/forged.err" ||
+        fail "the message does not say what is wrong: $(cat "$tmp/forged.err")"
+else
+    echo "skipped: no python3-flatbuffers"
+fi
 echo "PASS"
