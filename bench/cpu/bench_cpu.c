@@ -14,7 +14,8 @@
  * by side.
  *
  * Output, one line per case and engine, tab-separated:
- *   case  median_ms  gflops  engine
+ *   case  median_ms  gflops  engine  best_ms
+ * (gflops at the median; best_ms the fastest single run).
  * Usage: bench_cpu [substring]   (only the cases whose name contains it)
  */
 #include <stdio.h>
@@ -132,8 +133,8 @@ static void time_graph(const char *name, bench_graph_t *b, double flops,
     qsort(times, (size_t)runs, sizeof times[0], compare_doubles);
     double median = runs % 2 ? times[runs / 2]
                              : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
-    printf("%s\t%.4f\t%.1f\t%s\n", name, median * 1e3, flops / median * 1e-9,
-           engine);
+    printf("%s\t%.4f\t%.1f\t%s\t%.4f\n", name, median * 1e3,
+           flops / median * 1e-9, engine, times[0] * 1e3);
     fflush(stdout);
     free(workspace);
     free_graph(b);

@@ -2,8 +2,9 @@
 
 Same method as bench_cpu: WARMUP untimed runs, then single runs timed until
 MIN_SECONDS have passed (at least MIN_RUNS, at most MAX_RUNS); the median
-is reported.  Output, one line per (case, peer), tab-separated:
-    case  peer  median_ms
+is reported, and the fastest single run.  Output, one line per (case,
+peer), tab-separated:
+    case  peer  median_ms  best_ms
 A peer that has no such operation (NumPy has no convolution) prints "n/a".
 Convolutions run in PyTorch twice: on NCHW tensors ("torch", its default)
 and on channels-last ones ("torch_nhwc", torch.channels_last, the layout
@@ -58,7 +59,8 @@ CONV_CASES = [
 ]
 
 
-def median_ms(fn):
+def time_ms(fn):
+    """(median, fastest) time of fn in milliseconds."""
     for _ in range(WARMUP):
         fn()
     times = []
@@ -68,7 +70,7 @@ def median_ms(fn):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
+    return statistics.median(times) * 1e3, min(times) * 1e3
 
 
 def values(shape):
@@ -78,8 +80,9 @@ def values(shape):
     return v.astype(np.float32).reshape(shape)
 
 
-def emit(name, peer, ms):
-    text = "n/a" if ms is None else "%.4f" % ms
+def emit(name, peer, times):
+    """times: (median_ms, best_ms), or None."""
+    text = "n/a\tn/a" if times is None else "%.4f\t%.4f" % times
     print("%s\t%s\t%s" % (name, peer, text), flush=True)
 
 
@@ -88,11 +91,11 @@ def numpy_gelu(x):
     return 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
 
 
-def torch_median_ms(fn):
-    """median_ms, or None where this PyTorch lacks the operation for the
+def torch_time_ms(fn):
+    """time_ms, or None where this PyTorch lacks the operation for the
     type (older CPU builds have no f16 matmul)."""
     try:
-        return median_ms(fn)
+        return time_ms(fn)
     except RuntimeError:
         return None
 
@@ -103,9 +106,9 @@ def bench_typed_matmul(name, a, b, dtype):
         emit(name, "numpy", None)
     else:
         na, nb = a.astype(np_type), b.astype(np_type)
-        emit(name, "numpy", median_ms(lambda: np.matmul(na, nb)))
+        emit(name, "numpy", time_ms(lambda: np.matmul(na, nb)))
     ta, tb = (torch.from_numpy(x).to(TORCH_TYPES[dtype]) for x in (a, b))
-    emit(name, "torch", torch_median_ms(lambda: torch.matmul(ta, tb)))
+    emit(name, "torch", torch_time_ms(lambda: torch.matmul(ta, tb)))
 
 
 def bench_matmul(case):
@@ -117,12 +120,12 @@ def bench_matmul(case):
     bias = values((1, 1, n))
     ta, tb, tbias = (torch.from_numpy(x) for x in (a, b, bias))
     if epilogue:
-        emit(name, "numpy", median_ms(lambda: numpy_gelu(a @ b + bias)))
+        emit(name, "numpy", time_ms(lambda: numpy_gelu(a @ b + bias)))
         emit(name, "torch",
-             median_ms(lambda: F.gelu(torch.matmul(ta, tb) + tbias)))
+             time_ms(lambda: F.gelu(torch.matmul(ta, tb) + tbias)))
     else:
-        emit(name, "numpy", median_ms(lambda: np.matmul(a, b)))
-        emit(name, "torch", median_ms(lambda: torch.matmul(ta, tb)))
+        emit(name, "numpy", time_ms(lambda: np.matmul(a, b)))
+        emit(name, "torch", time_ms(lambda: torch.matmul(ta, tb)))
 
 
 def bench_conv(case):
@@ -141,7 +144,7 @@ def bench_conv(case):
         else:
             run = lambda: F.conv2d(xf, wf, stride=stride, padding=pad)
         with torch.no_grad():
-            emit(name, peer, median_ms(run))
+            emit(name, peer, time_ms(run))
 
 
 def main():
