@@ -480,6 +480,74 @@ static void test_data_movement_validation(void **state)
     cdnn_graph_destroy(g);
 }
 
+/* Concat: 2 to 5 inputs, consecutive, one type and rank, equal but on the
+ * axis (y inferred as their sum there); slice: start >= 0, step >= 1, y
+ * declared and inside x. */
+static void test_concat_slice_validation(void **state)
+{
+    (void)state;
+    static const int64_t a[] = {2, 3}, b[] = {2, 5}, c[] = {4, 3}, cat[] = {2, 8};
+    int64_t xs[6] = {1, 2, 3, 4, 5, 6};
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "a", 2, a);
+    tensor(g, 2, "b", 2, b);
+    tensor(g, 9, "y", 0, NULL);
+    expect_refused(cdnn_graph_concat(g, "cat", 1, 1, xs, 9), "node 'cat'", "1 inputs");
+    expect_refused(cdnn_graph_concat(g, "cat", 1, 6, xs, 9), "node 'cat'", "6 inputs");
+    expect_refused(cdnn_graph_concat(g, "cat", 8, 2, xs, 9), "node 'cat'", "axis 8");
+    OK(cdnn_graph_concat(g, "cat", -1, 2, xs, 9));
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 9, 2, cat);
+    cdnn_graph_destroy(g);
+
+    g = new_graph();
+    tensor(g, 1, "a", 2, a);
+    tensor(g, 2, "c", 2, c);
+    tensor(g, 9, "y", 0, NULL);
+    OK(cdnn_graph_concat(g, "cat", 1, 2, xs, 9));
+    expect_invalid(g, "node 'cat' (concat): input 'x1' (tensor 'c'", "other than the axis");
+
+    g = new_graph();
+    tensor(g, 1, "a", 2, a);
+    OK(cdnn_graph_tensor(g, 2, "b", CDNN_DATA_TYPE_F16, 2, b, NULL));
+    tensor(g, 9, "y", 0, NULL);
+    OK(cdnn_graph_concat(g, "cat", 1, 2, xs, 9));
+    expect_invalid(g, "input 'x1' (tensor 'b'", "type mismatch");
+
+    g = new_graph();
+    tensor(g, 1, "a", 2, a);
+    tensor(g, 2, "b", 2, b);
+    tensor(g, 3, "a2", 2, a);
+    tensor(g, 9, "y", 0, NULL);
+    int64_t gap[4] = {1, 2, NONE, 3};
+    OK(cdnn_graph_concat(g, "cat", 1, 4, gap, 9));
+    expect_invalid(g, "input 'x3' (tensor 'a2'", "consecutive");
+
+    static const int64_t x[] = {5, 8}, win[] = {2, 3}, big[] = {3, 3};
+    cdnn_slice_attr_t s = {2, {2, 3}, {1, 0}}; /* rows 1, 3; columns 0, 3, 6 */
+    cdnn_slice_attr_t neg = {2, {1, 1}, {-1, 0}}, still = {2, {1, 0}, {0, 0}};
+    g = new_graph();
+    tensor(g, 1, "x", 2, x);
+    tensor(g, 2, "y", 2, win);
+    expect_refused(cdnn_graph_slice(g, "sl", &neg, 1, 2), "node 'sl'", "start[0] is -1");
+    expect_refused(cdnn_graph_slice(g, "sl", &still, 1, 2), "node 'sl'", "step[1] is 0");
+    OK(cdnn_graph_slice(g, "sl", &s, 1, 2));
+    OK(cdnn_graph_validate(g));
+    cdnn_graph_destroy(g);
+
+    g = new_graph();
+    tensor(g, 1, "x", 2, x);
+    tensor(g, 2, "y", 2, big); /* rows 1, 3, 5: past x's 5 */
+    OK(cdnn_graph_slice(g, "sl", &s, 1, 2));
+    expect_invalid(g, "node 'sl' (slice): output 'y'", "reaches index 5 of x's dim 0");
+
+    g = new_graph();
+    tensor(g, 1, "x", 2, x);
+    tensor(g, 2, "y", 0, NULL);
+    OK(cdnn_graph_slice(g, "sl", &s, 1, 2));
+    expect_invalid(g, "output 'y'", "must be declared");
+}
+
 static void expect_shape(cdnn_graph_t *g, int64_t uid, int32_t rank, const int64_t *dims)
 {
     int32_t got_rank = 0;
@@ -617,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_content_key),
         cmocka_unit_test(test_softmax_validation),
         cmocka_unit_test(test_data_movement_validation),
+        cmocka_unit_test(test_concat_slice_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

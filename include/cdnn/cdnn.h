@@ -473,6 +473,14 @@ typedef struct cdnn_transpose_attr {
     int32_t perm[CDNN_MAX_RANK]; /* each of 0 .. rank - 1 once */
 } cdnn_transpose_attr_t;
 
+/** A strided window of a tensor: y[j] = x[start + j * step] in each dim,
+ * y's dims being the window's (declared with y). */
+typedef struct cdnn_slice_attr {
+    int32_t rank;                 /* 1 .. CDNN_MAX_RANK */
+    int32_t step[CDNN_MAX_RANK];  /* >= 1 */
+    int64_t start[CDNN_MAX_RANK]; /* 0 .. CDNN_MAX_DIM */
+} cdnn_slice_attr_t;
+
 /* ------------------------------------------------------------------------
  * Graphs
  * ------------------------------------------------------------------------ */
@@ -668,6 +676,27 @@ CDNN_API cdnn_status_t cdnn_graph_reshape(cdnn_graph_t *graph, const char *name,
 CDNN_API cdnn_status_t cdnn_graph_transpose(cdnn_graph_t *graph, const char *name,
                                             const cdnn_transpose_attr_t *attr,
                                             int64_t x, int64_t y);
+
+/**
+ * Concat: y is xs[0], ..., xs[n - 1] joined along `axis` (negative from the
+ * end), 2 <= n <= 5 (CDNN_NODE_MAX_INPUTS; join more with more nodes).
+ * The inputs have one type, one rank and equal dims but on the axis; y
+ * (inferred) sums them there.  Any type.  Saves as graph format 1.2.
+ */
+CDNN_API cdnn_status_t cdnn_graph_concat(cdnn_graph_t *graph, const char *name,
+                                         int32_t axis, int32_t n,
+                                         const int64_t *xs, int64_t y);
+
+/**
+ * Slice: y[j] = x[start + j * step] in each dim (NumPy's x[start::step]
+ * cut to y's dims).  y's shape must be declared; its window must lie in x
+ * (start + (y dim - 1) * step < x dim).  attr->rank is x's rank; start >=
+ * 0 and step >= 1 (else BAD_PARAM).  x and y have one type, any type.
+ * Saves as graph format 1.2.
+ */
+CDNN_API cdnn_status_t cdnn_graph_slice(cdnn_graph_t *graph, const char *name,
+                                        const cdnn_slice_attr_t *attr, int64_t x,
+                                        int64_t y);
 
 /**
  * Check the graph and infer omitted output shapes.  On failure the status

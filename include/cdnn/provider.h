@@ -73,6 +73,8 @@ typedef enum cdnn_op {
     CDNN_OP_LOG_SOFTMAX,
     CDNN_OP_RESHAPE,
     CDNN_OP_TRANSPOSE,
+    CDNN_OP_CONCAT,
+    CDNN_OP_SLICE,
     CDNN_OP_COUNT
 } cdnn_op_t;
 
@@ -115,10 +117,12 @@ typedef union cdnn_node_attr {
     cdnn_reduction_mode_t reduction; /* REDUCTION */
     double epsilon;                  /* BATCHNORM_INFERENCE, *NORM */
     cdnn_sdpa_attr_t sdpa;           /* SDPA_FWD */
-    int32_t axis;                    /* SOFTMAX, LOG_SOFTMAX: in a validated
-                                      * view 0 .. rank - 1 (the caller's
-                                      * negative axis counted from the end) */
+    int32_t axis;                    /* SOFTMAX, LOG_SOFTMAX, CONCAT: in a
+                                      * validated view 0 .. rank - 1 (the
+                                      * caller's negative axis counted from
+                                      * the end) */
     cdnn_transpose_attr_t transpose; /* TRANSPOSE */
+    cdnn_slice_attr_t slice;         /* SLICE */
 } cdnn_node_attr_t;
 
 typedef struct cdnn_node_view {

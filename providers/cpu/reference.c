@@ -178,6 +178,8 @@ static cdnn_status_t run_node(const cdnn_node_view_t *node,
     case CDNN_OP_LOG_SOFTMAX: ref_log_softmax(node, &t); break;
     case CDNN_OP_RESHAPE: ref_reshape(node, &t); break;
     case CDNN_OP_TRANSPOSE: ref_transpose(node, &t); break;
+    case CDNN_OP_CONCAT: ref_concat(node, &t); break;
+    case CDNN_OP_SLICE: ref_slice(node, &t); break;
     default:
         return sdk_fail(CDNN_STATUS_INTERNAL_ERROR,
                         "node '%s' has an unknown op (%d)", node->name,

@@ -1,5 +1,6 @@
 /*
- * reference_movement.c -- reshape and transpose for the reference engine.
+ * reference_movement.c -- reshape, transpose, concat and slice for the
+ * reference engine.
  *
  * Data movement converts nothing (x and y have one type), so elements are
  * copied as integers where the type is an integer or bool one (exact for
@@ -40,6 +41,37 @@ void ref_transpose(const cdnn_node_view_t *node, const ref_node_tensors_t *t)
     do {
         for (int32_t i = 0; i < a->rank; i++)
             x_idx[a->perm[i]] = y_idx[i];
+        copy_element(x, x_idx, y, y_idx);
+    } while (ref_next_index(y_idx, y->view->dims, y->view->rank));
+}
+
+/* y's coordinate on the axis picks the input (the first whose extent it
+ * falls in) and, less the extents before, the coordinate in it. */
+void ref_concat(const cdnn_node_view_t *node, const ref_node_tensors_t *t)
+{
+    const ref_tensor_t *y = t->out[0];
+    int32_t axis = node->attr.axis;
+    int64_t y_idx[CDNN_MAX_RANK] = {0}, x_idx[CDNN_MAX_RANK];
+    do {
+        int p = 0;
+        int64_t at = y_idx[axis];
+        while (at >= t->in[p]->view->dims[axis]) /* validation: some p holds it */
+            at -= t->in[p++]->view->dims[axis];
+        for (int32_t d = 0; d < y->view->rank; d++)
+            x_idx[d] = d == axis ? at : y_idx[d];
+        copy_element(t->in[p], x_idx, y, y_idx);
+    } while (ref_next_index(y_idx, y->view->dims, y->view->rank));
+}
+
+/* x's coordinate d is start[d] + y's coordinate d times step[d]. */
+void ref_slice(const cdnn_node_view_t *node, const ref_node_tensors_t *t)
+{
+    const cdnn_slice_attr_t *a = &node->attr.slice;
+    const ref_tensor_t *x = t->in[0], *y = t->out[0];
+    int64_t y_idx[CDNN_MAX_RANK] = {0}, x_idx[CDNN_MAX_RANK];
+    do {
+        for (int32_t d = 0; d < a->rank; d++)
+            x_idx[d] = a->start[d] + y_idx[d] * a->step[d];
         copy_element(x, x_idx, y, y_idx);
     } while (ref_next_index(y_idx, y->view->dims, y->view->rank));
 }

@@ -57,18 +57,22 @@ static const fb_field_desc_t sdpa_fields[GF_SDPA_FIELDS] = {
 static const fb_table_desc_t sdpa_desc = {"SdpaAttr", GF_SDPA_FIELDS,
                                           sdpa_fields};
 
-static const fb_field_desc_t softmax_fields[GF_SOFTMAX_FIELDS] = {SCALAR(4, "axis")};
-static const fb_table_desc_t softmax_desc = {"SoftmaxAttr", GF_SOFTMAX_FIELDS,
-                                             softmax_fields};
+static const fb_field_desc_t axis_fields[GF_AXIS_FIELDS] = {SCALAR(4, "axis")};
+static const fb_table_desc_t axis_desc = {"AxisAttr", GF_AXIS_FIELDS,
+                                             axis_fields};
 
 static const fb_field_desc_t transpose_fields[GF_TRANSPOSE_FIELDS] = {VEC_I64("perm")};
 static const fb_table_desc_t transpose_desc = {"TransposeAttr", GF_TRANSPOSE_FIELDS,
                                                transpose_fields};
 
+static const fb_field_desc_t slice_fields[GF_SLICE_FIELDS] = {VEC_I64("start"),
+                                                              VEC_I64("step")};
+static const fb_table_desc_t slice_desc = {"SliceAttr", GF_SLICE_FIELDS, slice_fields};
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const fb_table_desc_t *const attr_descs[OP_ATTR_KIND_COUNT - 1] = {
     &conv_desc, &pointwise_desc, &reduction_desc, &norm_desc, &sdpa_desc,
-    &softmax_desc, &transpose_desc};
+    &axis_desc, &transpose_desc, &slice_desc};
 
 static const fb_field_desc_t tensor_fields[GF_TENSOR_FIELDS] = {
     SCALAR(8, "uid"),        STRING("name"),         SCALAR(1, "data_type"),
@@ -210,6 +214,25 @@ static fb_ref_t encode_pointwise(fb_builder_t *b, const cdnn_pointwise_attr_t *a
     return fb_table_end(b);
 }
 
+/* start always (its length is the rank), step only when not all 1. */
+static fb_ref_t encode_slice(fb_builder_t *b, const cdnn_slice_attr_t *a)
+{
+    int64_t start[CDNN_MAX_RANK], step[CDNN_MAX_RANK];
+    int count = a->rank < 0 ? 0 : a->rank > CDNN_MAX_RANK ? CDNN_MAX_RANK : a->rank;
+    int unit_steps = 1;
+    for (int i = 0; i < count; i++) {
+        start[i] = a->start[i];
+        step[i] = a->step[i];
+        unit_steps &= step[i] == 1;
+    }
+    fb_ref_t starts = count ? fb_vector_i64(b, start, (size_t)count) : 0;
+    fb_ref_t steps = count && !unit_steps ? fb_vector_i64(b, step, (size_t)count) : 0;
+    fb_table_start(b, GF_SLICE_FIELDS);
+    fb_add_ref(b, GF_SLICE_START, starts);
+    fb_add_ref(b, GF_SLICE_STEP, steps);
+    return fb_table_end(b);
+}
+
 static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
 {
     const cdnn_node_attr_t *a = &n->attr;
@@ -229,9 +252,9 @@ static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
         fb_add_f64(b, GF_SDPA_SCALE, a->sdpa.scale, 0);
         fb_add_bool(b, GF_SDPA_CAUSAL, a->sdpa.causal != 0, 0);
         return fb_table_end(b);
-    case OP_ATTR_SOFTMAX:
-        fb_table_start(b, GF_SOFTMAX_FIELDS);
-        fb_add_i32(b, GF_SOFTMAX_AXIS, a->axis, -1);
+    case OP_ATTR_AXIS:
+        fb_table_start(b, GF_AXIS_FIELDS);
+        fb_add_i32(b, GF_AXIS, a->axis, -1);
         return fb_table_end(b);
     case OP_ATTR_TRANSPOSE: {
         int64_t perm[CDNN_MAX_RANK];
@@ -245,6 +268,7 @@ static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
         fb_add_ref(b, GF_TRANSPOSE_PERM, v);
         return fb_table_end(b);
     }
+    case OP_ATTR_SLICE: return encode_slice(b, &a->slice);
     default: return 0;
     }
 }
@@ -661,6 +685,31 @@ static cdnn_status_t decode_pointwise(const decoder_t *d, const fb_table_t *a,
     return CDNN_STATUS_SUCCESS;
 }
 
+/* The builder checks the values; here only what int32 cannot hold (a step
+ * beyond it) is turned into one it refuses (0). */
+static cdnn_status_t decode_slice(const decoder_t *d, const fb_table_t *a,
+                                  const char *where, cdnn_slice_attr_t *s)
+{
+    int64_t step[CDNN_MAX_RANK];
+    int n_start, n_step;
+    cdnn_status_t st = get_i64s(d, a, GF_SLICE_START, where, "start", s->start,
+                                CDNN_MAX_RANK, &n_start);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = get_i64s(d, a, GF_SLICE_STEP, where, "step", step, CDNN_MAX_RANK, &n_step);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    if (n_step >= 0 && n_step != n_start)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: %d steps for %d starts; give one per dim, or none "
+                         "for steps of 1", d->source, where, n_step,
+                         n_start < 0 ? 0 : n_start);
+    s->rank = n_start < 0 ? 0 : n_start;
+    for (int i = 0; i < s->rank; i++)
+        s->step[i] = n_step < 0 ? 1 : step[i] < 1 || step[i] > INT32_MAX ? 0
+                                                                         : (int32_t)step[i];
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
                                        int type, const char *where,
                                        cdnn_node_attr_t *attr)
@@ -683,8 +732,8 @@ static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
         attr->sdpa.scale = fb_get_f64(a, GF_SDPA_SCALE, 0);
         attr->sdpa.causal = fb_get_bool(a, GF_SDPA_CAUSAL, 0) ? 1 : 0;
         return CDNN_STATUS_SUCCESS;
-    case OP_ATTR_SOFTMAX: /* the builder checks its range */
-        attr->axis = fb_get_i32(a, GF_SOFTMAX_AXIS, -1);
+    case OP_ATTR_AXIS: /* the builder checks its range */
+        attr->axis = fb_get_i32(a, GF_AXIS, -1);
         return CDNN_STATUS_SUCCESS;
     case OP_ATTR_TRANSPOSE: { /* the builder checks it is a permutation */
         int64_t perm[CDNN_MAX_RANK];
@@ -699,6 +748,7 @@ static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
                                           ? -1 : (int32_t)perm[i];
         return CDNN_STATUS_SUCCESS;
     }
+    case OP_ATTR_SLICE: return decode_slice(d, a, where, &attr->slice);
     default: return CDNN_STATUS_SUCCESS;
     }
 }

@@ -131,18 +131,22 @@ static const jfield_t sdpa_fields[GF_SDPA_FIELDS] = {F("scale", J_F64),
                                                      F("causal", J_BOOL)};
 static const jtable_t sdpa_table = {"SdpaAttr", GF_SDPA_FIELDS, sdpa_fields};
 
-static const jfield_t softmax_fields[GF_SOFTMAX_FIELDS] = {FD("axis", J_I32, -1)};
-static const jtable_t softmax_table = {"SoftmaxAttr", GF_SOFTMAX_FIELDS,
-                                       softmax_fields};
+static const jfield_t axis_fields[GF_AXIS_FIELDS] = {FD("axis", J_I32, -1)};
+static const jtable_t axis_table = {"AxisAttr", GF_AXIS_FIELDS,
+                                       axis_fields};
 
 static const jfield_t transpose_fields[GF_TRANSPOSE_FIELDS] = {F("perm", J_VEC_I64)};
 static const jtable_t transpose_table = {"TransposeAttr", GF_TRANSPOSE_FIELDS,
                                          transpose_fields};
 
+static const jfield_t slice_fields[GF_SLICE_FIELDS] = {F("start", J_VEC_I64),
+                                                      F("step", J_VEC_I64)};
+static const jtable_t slice_table = {"SliceAttr", GF_SLICE_FIELDS, slice_fields};
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const jtable_t *const attr_tables[OP_ATTR_KIND_COUNT - 1] = {
     &conv_table, &pw_table, &reduce_table, &norm_table, &sdpa_table,
-    &softmax_table, &transpose_table};
+    &axis_table, &transpose_table, &slice_table};
 
 static const jfield_t tensor_fields[GF_TENSOR_FIELDS] = {
     F("uid", J_I64),          F("name", J_STRING),

@@ -98,13 +98,20 @@ static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
         put_f64(w, a->sdpa.scale);
         put_i64(w, a->sdpa.causal != 0);
         break;
-    case OP_ATTR_SOFTMAX: /* counted from the front in a validated view */
+    case OP_ATTR_AXIS: /* counted from the front in a validated view */
         put_i64(w, a->axis);
         break;
     case OP_ATTR_TRANSPOSE:
         put_i64(w, a->transpose.rank);
         for (int32_t i = 0; i < a->transpose.rank && i < CDNN_MAX_RANK; i++)
             put_i64(w, a->transpose.perm[i]);
+        break;
+    case OP_ATTR_SLICE:
+        put_i64(w, a->slice.rank);
+        for (int32_t i = 0; i < a->slice.rank && i < CDNN_MAX_RANK; i++) {
+            put_i64(w, a->slice.start[i]);
+            put_i64(w, a->slice.step[i]);
+        }
         break;
     case OP_ATTR_NONE:
     case OP_ATTR_KIND_COUNT:

@@ -441,6 +441,23 @@ static cdnn_status_t check_transpose_attr(const cdnn_graph_t *g, cdnn_op_t op,
     return CDNN_STATUS_SUCCESS;
 }
 
+static cdnn_status_t check_slice_attr(const cdnn_graph_t *g, cdnn_op_t op,
+                                      const char *name, const cdnn_slice_attr_t *a)
+{
+    if (a->rank < 1 || a->rank > CDNN_MAX_RANK)
+        return attr_fail(g, op, name, "rank %d is not 1 to %d (bad attribute)",
+                         (int)a->rank, CDNN_MAX_RANK);
+    for (int32_t i = 0; i < a->rank; i++) {
+        if (a->start[i] < 0 || a->start[i] > CDNN_MAX_DIM)
+            return attr_fail(g, op, name, "start[%d] is %lld; starts are 0 to 2^40 "
+                             "(bad attribute)", (int)i, (long long)a->start[i]);
+        if (a->step[i] < 1)
+            return attr_fail(g, op, name, "step[%d] is %d; steps are 1 or more "
+                             "(bad attribute)", (int)i, (int)a->step[i]);
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char *name,
                                 const cdnn_node_attr_t *a)
 {
@@ -459,7 +476,8 @@ static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char 
                              CDNN_REDUCE_MODE_COUNT - 1);
         return CDNN_STATUS_SUCCESS;
     case OP_ATTR_TRANSPOSE: return check_transpose_attr(g, op, name, &a->transpose);
-    case OP_ATTR_SOFTMAX:
+    case OP_ATTR_SLICE: return check_slice_attr(g, op, name, &a->slice);
+    case OP_ATTR_AXIS:
         /* No tensor has more dims than this; the rank decides the rest. */
         if (a->axis < -CDNN_MAX_RANK || a->axis >= CDNN_MAX_RANK)
             return attr_fail(g, op, name, "axis %d is beyond any tensor's dims "
@@ -641,6 +659,33 @@ cdnn_status_t cdnn_graph_transpose(cdnn_graph_t *graph, const char *name,
     for (int32_t i = attr->rank > 0 ? attr->rank : 0; i < CDNN_MAX_RANK; i++)
         a.transpose.perm[i] = 0;
     return add_node(graph, CDNN_OP_TRANSPOSE, name, &x, 1, &y, 1, &a);
+}
+
+cdnn_status_t cdnn_graph_concat(cdnn_graph_t *graph, const char *name, int32_t axis,
+                                int32_t n, const int64_t *xs, int64_t y)
+{
+    CDNN_CHECK_ARG(xs);
+    if (n < 2 || n > CDNN_NODE_MAX_INPUTS)
+        return cdnn_fail(CDNN_STATUS_BAD_PARAM,
+                         "node '%s' (concat): %d inputs; a concat joins 2 to %d "
+                         "(chain concats for more)",
+                         name ? name : "(unnamed)", (int)n, CDNN_NODE_MAX_INPUTS);
+    cdnn_node_attr_t a = {.axis = axis};
+    return add_node(graph, CDNN_OP_CONCAT, name, xs, n, &y, 1, &a);
+}
+
+cdnn_status_t cdnn_graph_slice(cdnn_graph_t *graph, const char *name,
+                               const cdnn_slice_attr_t *attr, int64_t x, int64_t y)
+{
+    CDNN_CHECK_ARG(attr);
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a); /* unused entries are 0, for the key */
+    a.slice.rank = attr->rank;
+    for (int32_t i = 0; i < attr->rank && i < CDNN_MAX_RANK; i++) {
+        a.slice.start[i] = attr->start[i];
+        a.slice.step[i] = attr->step[i];
+    }
+    return add_node(graph, CDNN_OP_SLICE, name, &x, 1, &y, 1, &a);
 }
 
 cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,

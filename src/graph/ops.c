@@ -76,12 +76,12 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
     [CDNN_OP_SOFTMAX] = {
         .name = "softmax", .schema_name = "Softmax",
         .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
-        .attr = OP_ATTR_SOFTMAX, .float_only = 1, .same_typed_inputs = 0,
+        .attr = OP_ATTR_AXIS, .float_only = 1, .same_typed_inputs = 0,
         .shape_rule = shape_rule_softmax, .since_minor = 2},
     [CDNN_OP_LOG_SOFTMAX] = {
         .name = "log_softmax", .schema_name = "LogSoftmax",
         .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
-        .attr = OP_ATTR_SOFTMAX, .float_only = 1, .same_typed_inputs = 0,
+        .attr = OP_ATTR_AXIS, .float_only = 1, .same_typed_inputs = 0,
         .shape_rule = shape_rule_softmax, .since_minor = 2},
     /* Data movement: any type, y's the same as x's (the shape rules). */
     [CDNN_OP_RESHAPE] = {
@@ -94,7 +94,23 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
         .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
         .attr = OP_ATTR_TRANSPOSE, .float_only = 0, .same_typed_inputs = 0,
         .shape_rule = shape_rule_transpose, .since_minor = 2},
+    [CDNN_OP_CONCAT] = {
+        .name = "concat", .schema_name = "Concat",
+        .inputs = {2, 5, {"x0", "x1", "x2", "x3", "x4"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_AXIS, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_concat, .since_minor = 2},
+    [CDNN_OP_SLICE] = {
+        .name = "slice", .schema_name = "Slice",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_SLICE, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_slice, .since_minor = 2},
 };
+
+/* The attribute union is part of the provider ABI (cdnn_node_view_t): a
+ * new member must not grow it. */
+_Static_assert(sizeof(cdnn_slice_attr_t) <= sizeof(cdnn_conv_attr_t) &&
+                   sizeof(cdnn_transpose_attr_t) <= sizeof(cdnn_conv_attr_t),
+               "cdnn_node_attr_t would grow");
 
 const op_desc_t *op_desc(cdnn_op_t op)
 {
@@ -150,7 +166,8 @@ const char *op_attr_schema_name(int kind)
         [OP_ATTR_NONE] = "NONE",           [OP_ATTR_CONV] = "ConvAttr",
         [OP_ATTR_POINTWISE] = "PointwiseAttr", [OP_ATTR_REDUCTION] = "ReductionAttr",
         [OP_ATTR_NORM] = "NormAttr",       [OP_ATTR_SDPA] = "SdpaAttr",
-        [OP_ATTR_SOFTMAX] = "SoftmaxAttr", [OP_ATTR_TRANSPOSE] = "TransposeAttr"};
+        [OP_ATTR_AXIS] = "AxisAttr", [OP_ATTR_TRANSPOSE] = "TransposeAttr",
+        [OP_ATTR_SLICE] = "SliceAttr"};
     return kind >= 0 && kind < OP_ATTR_KIND_COUNT ? names[kind] : "unknown";
 }
 

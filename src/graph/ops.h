@@ -27,8 +27,9 @@ typedef enum op_attr_kind {
     OP_ATTR_REDUCTION, /* cdnn_reduction_mode_t reduction */
     OP_ATTR_NORM,      /* double epsilon */
     OP_ATTR_SDPA,      /* cdnn_sdpa_attr_t sdpa */
-    OP_ATTR_SOFTMAX,   /* int32_t axis (graph format 1.2) */
+    OP_ATTR_AXIS,      /* int32_t axis (graph format 1.2) */
     OP_ATTR_TRANSPOSE, /* cdnn_transpose_attr_t transpose (graph format 1.2) */
+    OP_ATTR_SLICE,     /* cdnn_slice_attr_t slice (graph format 1.2) */
     OP_ATTR_KIND_COUNT
 } op_attr_kind_t;
 
@@ -108,5 +109,7 @@ cdnn_status_t shape_rule_sdpa(const struct node_check *c);
 cdnn_status_t shape_rule_softmax(const struct node_check *c);
 cdnn_status_t shape_rule_reshape(const struct node_check *c);
 cdnn_status_t shape_rule_transpose(const struct node_check *c);
+cdnn_status_t shape_rule_concat(const struct node_check *c);
+cdnn_status_t shape_rule_slice(const struct node_check *c);
 
 #endif

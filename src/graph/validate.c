@@ -811,6 +811,80 @@ cdnn_status_t shape_rule_transpose(const node_check_t *c)
     return expect_output(c, 0, x->rank, dims);
 }
 
+/* The inputs are consecutive (x0, x1, ... with none skipped), of x0's type
+ * and rank, and of x0's dims but on the axis, where y sums them. */
+cdnn_status_t shape_rule_concat(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x0 = in_view(c, 0);
+    int32_t axis = c->n->attr.axis;
+    if (axis < -x0->rank || axis >= x0->rank)
+        return port_fail(c, 1, 0, axis < 0 ? "has fewer dims than the negative axis "
+                                             "counts back (bad attribute)"
+                                           : "has no dim at the axis (bad attribute)");
+    if (axis < 0)
+        axis += x0->rank;
+    int64_t dims[CDNN_MAX_RANK];
+    memcpy(dims, x0->dims, sizeof dims);
+    int ended = 0;
+    for (int p = 1; p < CDNN_NODE_MAX_INPUTS; p++) {
+        const cdnn_tensor_view_t *x = in_view(c, p);
+        if (!x) {
+            ended = 1;
+            continue;
+        }
+        if (ended)
+            return port_fail(c, 1, p, "follows an input left out; a concat's inputs "
+                                      "are consecutive from x0");
+        cdnn_status_t st = expect_rank(c, p, x0->rank);
+        if (st)
+            return st;
+        if (x->type != x0->type)
+            return port_fail(c, 1, p, "has a type other than x0's; a concat converts "
+                                      "nothing (type mismatch)");
+        for (int32_t d = 0; d < x0->rank; d++)
+            if (d != axis && x->dims[d] != x0->dims[d])
+                return port_fail(c, 1, p, "differs from x0 in a dim other than the "
+                                          "axis (shape mismatch)");
+        dims[axis] += x->dims[axis];
+    }
+    cdnn_status_t st = expect_type_of_x(c);
+    return st ? st : expect_output(c, 0, x0->rank, dims);
+}
+
+/* y declared; its window, start + (dim - 1) * step, inside x. */
+cdnn_status_t shape_rule_slice(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0), *y = out_view(c, 0);
+    const cdnn_slice_attr_t *a = &c->n->attr.slice;
+    cdnn_status_t st = expect_type_of_x(c);
+    if (st)
+        return st;
+    if (a->rank != x->rank) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "has rank %d but the slice has %d starts (bad "
+                 "attribute)", (int)x->rank, (int)a->rank);
+        return port_fail(c, 1, 0, msg);
+    }
+    if (y->rank == 0)
+        return port_fail(c, 0, 0, "has no shape; a slice's y must be declared with "
+                                  "the window it takes (shape mismatch)");
+    if (y->rank != x->rank)
+        return port_fail(c, 0, 0, "must have x's rank (shape mismatch)");
+    for (int32_t d = 0; d < x->rank; d++) {
+        /* start <= 2^40, dims <= 2^40, step < 2^31: no overflow */
+        int64_t last = a->start[d] + (y->dims[d] - 1) * (int64_t)a->step[d];
+        if (last >= x->dims[d]) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "reaches index %lld of x's dim %d, which has "
+                     "%lld (start %lld, step %d) (shape mismatch)", (long long)last,
+                     (int)d, (long long)x->dims[d], (long long)a->start[d],
+                     (int)a->step[d]);
+            return port_fail(c, 0, 0, msg);
+        }
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t check_node(validation_t *v, int32_t ni)
 {
     node_check_t c = {v, &v->g->nodes[ni], v->in[ni], v->out[ni]};
@@ -902,7 +976,7 @@ static cdnn_status_t publish_view(validation_t *v)
         memcpy(nv[i].outputs, v->out[ni], sizeof nv[i].outputs);
         nv[i].attr = g->nodes[ni].attr;
         /* Providers see an axis counted from the front. */
-        if (op_desc(nv[i].op)->attr == OP_ATTR_SOFTMAX && nv[i].attr.axis < 0)
+        if (op_desc(nv[i].op)->attr == OP_ATTR_AXIS && nv[i].attr.axis < 0)
             nv[i].attr.axis += v->tv[v->in[ni][0]].rank;
     }
     g->tensor_views = v->tv;

@@ -890,7 +890,7 @@ static void test_lowest_minor_layernorm_bias(void **state)
 /* Softmax and log-softmax save as format 1.2 (the default axis -1 left
  * out, another written), load back, and round-trip through JSON, where
  * the op and its attributes are named "Softmax"/"LogSoftmax",
- * "SoftmaxAttr" and "axis". */
+ * "AxisAttr" and "axis". */
 static void test_softmax_round_trips(void **state)
 {
     (void)state;
@@ -909,7 +909,7 @@ static void test_softmax_round_trips(void **state)
             char *json = NULL;
             OK(cdnn_graph_to_json(g, &json));
             assert_non_null(strstr(json, log_space ? "\"LogSoftmax\"" : "\"Softmax\""));
-            assert_non_null(strstr(json, "\"SoftmaxAttr\""));
+            assert_non_null(strstr(json, "\"AxisAttr\""));
             assert_true((strstr(json, "\"axis\"") != NULL) == (axis != -1));
             free(json);
             cdnn_graph_destroy(g);
@@ -940,6 +940,35 @@ static void test_movement_round_trips(void **state)
     assert_non_null(strstr(json, "\"perm\": [1, 0]"));
     free(json);
     cdnn_graph_destroy(g);
+}
+
+/* Slice into a virtual tensor, then concat it with an input: format 1.2,
+ * round trips; a slice's step is written only when some step is not 1. */
+static void test_concat_slice_round_trips(void **state)
+{
+    (void)state;
+    for (int unit = 0; unit < 2; unit++) {
+        cdnn_graph_t *g = NULL;
+        OK(cdnn_graph_create(&g));
+        int64_t x[2] = {6, 8}, win[2] = {3, 4}, other[2] = {3, 2};
+        OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_F32, 2, x, NULL));
+        OK(cdnn_graph_tensor(g, 2, "win", CDNN_DATA_TYPE_F32, 2, win, NULL));
+        OK(cdnn_graph_tensor_set_virtual(g, 2));
+        OK(cdnn_graph_tensor(g, 3, "other", CDNN_DATA_TYPE_F32, 2, other, NULL));
+        OK(cdnn_graph_tensor(g, 4, "y", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+        cdnn_slice_attr_t s = {2, {unit ? 1 : 2, 1}, {0, 3}};
+        OK(cdnn_graph_slice(g, "sl", &s, 1, 2));
+        int64_t xs[2] = {2, 3};
+        OK(cdnn_graph_concat(g, "cat", -1, 2, xs, 4));
+        expect_round_trips(g, 2);
+        char *json = NULL;
+        OK(cdnn_graph_to_json(g, &json));
+        assert_non_null(strstr(json, "\"Concat\""));
+        assert_non_null(strstr(json, "\"start\": [0, 3]"));
+        assert_true((strstr(json, "\"step\"") != NULL) == !unit);
+        free(json);
+        cdnn_graph_destroy(g);
+    }
 }
 
 static void test_json_truncations(void **state)
@@ -1190,6 +1219,7 @@ int main(void)
         cmocka_unit_test(test_lowest_minor_layernorm_bias),
         cmocka_unit_test(test_softmax_round_trips),
         cmocka_unit_test(test_movement_round_trips),
+        cmocka_unit_test(test_concat_slice_round_trips),
         cmocka_unit_test(test_json_truncations),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_doubles_exact),

@@ -71,6 +71,11 @@ class TransposeAttr(ctypes.Structure):
     _fields_ = [("rank", ctypes.c_int32), ("perm", ctypes.c_int32 * 8)]
 
 
+class SliceAttr(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int32), ("step", ctypes.c_int32 * 8),
+                ("start", ctypes.c_int64 * 8)]
+
+
 # ---------------------------------------------------------------------------
 # The C API through ctypes
 # ---------------------------------------------------------------------------
@@ -110,6 +115,10 @@ STATUS_FUNCTIONS = {
     "cdnn_graph_log_softmax": [P, ctypes.c_char_p, ctypes.c_int32]
     + [ctypes.c_int64] * 2,
     "cdnn_graph_reshape": [P, ctypes.c_char_p] + [ctypes.c_int64] * 2,
+    "cdnn_graph_concat": [P, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32,
+                          I64P, ctypes.c_int64],
+    "cdnn_graph_slice": [P, ctypes.c_char_p, ctypes.POINTER(SliceAttr)]
+    + [ctypes.c_int64] * 2,
     "cdnn_graph_transpose": [P, ctypes.c_char_p, ctypes.POINTER(TransposeAttr)]
     + [ctypes.c_int64] * 2,
     "cdnn_build_options_create": [ctypes.POINTER(P)],
@@ -918,6 +927,50 @@ def case_reshape_transpose(api):
                  np.ascontiguousarray(big.T), "transpose", ctypes.byref(attr))
 
 
+def run_concat(api, name, xs, axis):
+    want = np.concatenate(xs, axis)
+    g = Graph(api)
+    uids = [g.input(x) for x in xs]
+    yu = g.output(array=np.zeros(want.shape, xs[0].dtype))
+    g.op("concat", axis, len(uids), int64s(uids), yu)
+    g.run()
+    report_exact(name, g.result(yu), want)
+
+
+def run_slice(api, name, x, start, step, shape):
+    window = tuple(slice(s, s + (n - 1) * k + 1, k)
+                   for s, k, n in zip(start, step, shape))
+    want = np.ascontiguousarray(x[window])
+    attr = SliceAttr(len(start), (ctypes.c_int32 * 8)(*step),
+                     (ctypes.c_int64 * 8)(*start))
+    run_movement(api, name, x, want, "slice", ctypes.byref(attr))
+
+
+def case_concat_slice(api):
+    """NumPy's concatenate and basic slicing x[start:...:step], exactly,
+    over axes, input counts, types and strided inputs."""
+    a, b, c = randn(2, 3, 4), randn(2, 5, 4), randn(2, 1, 4)
+    run_concat(api, "concat 3 inputs, axis 1", [a, b, c], 1)
+    run_concat(api, "concat axis -1, strided input",
+               [randn(3, 4), randn(5, 3).T[:, ::1], randn(3, 2)], -1)
+    run_concat(api, "concat axis 0, 5 inputs, i64",
+               [np.arange(2 ** 53, 2 ** 53 + 6, dtype=np.int64).reshape(2, 3)
+                + k for k in range(5)], 0)
+    run_concat(api, "concat u8", [np.arange(6, dtype=np.uint8).reshape(3, 2),
+                                  np.arange(9, dtype=np.uint8).reshape(3, 3)],
+               1)
+    x = randn(6, 9, 5)
+    run_slice(api, "slice start 1,2,0 step 2,3,1", x, (1, 2, 0), (2, 3, 1),
+              (3, 3, 5))
+    run_slice(api, "slice a single element", x, (5, 8, 4), (1, 1, 1),
+              (1, 1, 1))
+    run_slice(api, "slice of a transposed x", randn(7, 4).T, (1, 2), (2, 1),
+              (2, 5))
+    run_slice(api, "slice i64 beyond 2^53",
+              np.arange(2 ** 53, 2 ** 53 + 20, dtype=np.int64).reshape(4, 5),
+              (0, 1), (3, 2), (2, 2))
+
+
 def case_fused_virtual(api):
     """matmul -> bias add -> gelu, intermediates virtual (workspace)."""
     a, b, bias = randn(4, 6, 8), randn(4, 8, 5), randn(1, 1, 5)
@@ -970,7 +1023,8 @@ CASES = [case_conv_fwd, case_conv_fwd_nhwc, case_conv_fwd_f16,
          case_pointwise, case_pointwise_scalar, case_pointwise_bf16,
          case_integer_semantics, case_json_from_python,
          case_reductions, case_batchnorm, case_layernorm, case_rmsnorm,
-         case_sdpa, case_softmax, case_reshape_transpose, case_fused_virtual,
+         case_sdpa, case_softmax, case_reshape_transpose, case_concat_slice,
+         case_fused_virtual,
          case_concurrent_execute]
 
 
