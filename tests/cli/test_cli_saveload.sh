@@ -299,5 +299,12 @@ expect 2 "-o OUT is required" "$cdnn" resave "$plan"
 expect 2 "--iterations wants" "$cdnn" run "$plan" --iterations 0
 expect 2 "--iterations wants" "$cdnn" run "$plan" --iterations many
 [ ! -e "$tmp/x" ] || fail "bad usage wrote $tmp/x"
+# Devices run and build refuse say which and why: a malformed name, an
+# ordinal this machine lacks (or no driver at all), a plan made elsewhere.
+expect 1 "\"gpu0\" is not" "$cdnn" run "$plan" --device gpu0
+expect 1 "cuda:99" "$cdnn" run "$plan" --device cuda:99
+expect 1 "cuda:99" "$cdnn" build "$json" -o "$tmp/x" --device cuda:99 --benchmark
+expect 1 "cuda:99" "$cdnn" demo --device cuda:99
+[ ! -e "$tmp/x" ] || fail "a refused build wrote $tmp/x"
 "$cdnn" --help | grep -q "^  resave " || fail "top-level usage lists resave"
 echo "all save/load CLI checks passed"
