@@ -375,6 +375,65 @@ static void test_fused_declines_integer_division(void **state)
     assert_true(y[0] == 35.0f && y[1] == 300.0f);
 }
 
+/* A reduction of x (n int64 values, stored as x_type) over its one dim
+ * into one element of y_type, on cpu:reference; the result as int64. */
+static int64_t reduce_int(cdnn_reduction_mode_t mode, cdnn_data_type_t x_type,
+                          cdnn_data_type_t y_type, const int64_t *x, int64_t n)
+{
+    unsigned char in[MAX_N * 8], out[8];
+    size_t size = cdnn_data_type_size(x_type);
+    for (int64_t i = 0; i < n; i++)
+        cdnn_store_element_int(x_type, in + i * size, x[i]);
+    cdnn_graph_t *g;
+    OK(cdnn_graph_create(&g));
+    int64_t dims[1] = {n}, one[1] = {1};
+    OK(cdnn_graph_tensor(g, 1, NULL, x_type, 1, dims, NULL));
+    OK(cdnn_graph_tensor(g, 2, NULL, y_type, 1, one, NULL));
+    OK(cdnn_graph_reduction(g, "r", mode, 1, 2));
+    cdnn_handle_t *h;
+    OK(cdnn_handle_create(&h, "cpu"));
+    cdnn_build_options_t *o;
+    OK(cdnn_build_options_create(&o));
+    OK(cdnn_build_options_pin_engine(o, engine("cpu:reference")));
+    OK(cdnn_graph_build(g, h, o));
+    int64_t uids[2] = {1, 2};
+    void *ptrs[2] = {in, out};
+    OK(cdnn_graph_execute(g, h, 2, uids, ptrs, NULL));
+    cdnn_build_options_destroy(o);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+    return cdnn_load_element_int(y_type, out);
+}
+
+static void test_int_reductions(void **state)
+{
+    (void)state;
+    static const int64_t u8[] = {200, 100, 255};
+    assert_int_equal(reduce_int(CDNN_REDUCE_ADD, T(U8), T(U8), u8, 3), 43); /* 555 */
+    assert_int_equal(reduce_int(CDNN_REDUCE_ADD, T(U8), T(I32), u8, 3), 555);
+    assert_int_equal(reduce_int(CDNN_REDUCE_MUL, T(U8), T(I64), u8, 3), 5100000);
+    assert_int_equal(reduce_int(CDNN_REDUCE_MUL, T(U8), T(U8), u8, 3), 5100000 % 256);
+    static const int64_t big[] = {((int64_t)1 << 53) + 1, 0, 2};
+    assert_true(reduce_int(CDNN_REDUCE_ADD, T(I64), T(I64), big, 3) == ((int64_t)1 << 53) + 3);
+    static const int64_t ends[] = {INT64_MIN, INT64_MAX, -1};
+    assert_true(reduce_int(CDNN_REDUCE_MIN, T(I64), T(I64), ends, 3) == INT64_MIN);
+    assert_true(reduce_int(CDNN_REDUCE_MAX, T(I64), T(I64), ends, 3) == INT64_MAX);
+    assert_true(reduce_int(CDNN_REDUCE_ADD, T(I64), T(I64), ends, 3) == -2); /* wraps */
+    static const int64_t i8[] = {-128, 5, -1};
+    assert_int_equal(reduce_int(CDNN_REDUCE_AMAX, T(I8), T(I32), i8, 3), 128);
+    assert_int_equal(reduce_int(CDNN_REDUCE_AMAX, T(I8), T(I8), i8, 3), -128); /* wraps */
+    assert_int_equal(reduce_int(CDNN_REDUCE_NORM1, T(I8), T(I32), i8, 3), 134);
+    assert_int_equal(reduce_int(CDNN_REDUCE_MIN, T(I8), T(I8), i8, 3), -128);
+    /* avg and norm2 in double, then converted: truncated into integers */
+    static const int64_t avg[] = {1, 2, -7};
+    assert_int_equal(reduce_int(CDNN_REDUCE_AVG, T(I32), T(I32), avg, 2), 1);   /* 1.5 */
+    assert_int_equal(reduce_int(CDNN_REDUCE_AVG, T(I32), T(I32), avg + 1, 2), -2); /* -2.5 */
+    static const int64_t norm[] = {3, 4};
+    assert_int_equal(reduce_int(CDNN_REDUCE_NORM2, T(I32), T(I32), norm, 2), 5);
+    static const int64_t bools[] = {1, 0, 1, 1};
+    assert_int_equal(reduce_int(CDNN_REDUCE_ADD, T(BOOL), T(I32), bools, 4), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_int_scalar_truncates),
         cmocka_unit_test(test_f64_exact),
         cmocka_unit_test(test_fused_declines_integer_division),
+        cmocka_unit_test(test_int_reductions),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);

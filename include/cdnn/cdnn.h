@@ -364,9 +364,16 @@ CDNN_API void cdnn_conv_attr_init(cdnn_conv_attr_t *a, int32_t spatial_dims);
  *   type -> bool is value != 0 (NaN -> 1); integer -> float rounds to
  *   nearest even (i64 2^53 + 1 -> f64 2^53).
  *
- *   Reductions, normalisations, softmax, matmul, convolution and
- *   attention take floating-point types only; they accumulate in at least
- *   the graph's compute type (f64 in f64).
+ *   Reductions take any type.  On an integer or bool x, add, mul, min,
+ *   max, amax and norm1 are exact in 64-bit two's complement (|x| exact:
+ *   |-128| = 128), wrapping, and the result converts to y as above (NumPy's
+ *   x.sum() then astype); avg and norm2 compute in double.  On a float x
+ *   they accumulate in double on cpu:reference.
+ *
+ *   Normalisations, softmax, matmul, convolution and attention take
+ *   floating-point types only; they accumulate in at least the graph's
+ *   compute type (f64 in f64).  Reshape, transpose, concat and slice take
+ *   any type and move elements exactly.
  */
 typedef enum cdnn_pointwise_mode {
     /* binary arithmetic: y = f(a, b) */

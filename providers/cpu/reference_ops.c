@@ -133,15 +133,68 @@ static double reduce_element(cdnn_reduction_mode_t mode, const ref_tensor_t *x,
     return reduce_finish(mode, acc, count);
 }
 
+/* Integers (cdnn.h, "Numeric semantics"): add, mul, min, max, amax and
+ * norm1 exactly in 64-bit two's complement, wrapping; |x| is exact (|-128|
+ * is 128), so only |INT64_MIN| wraps.  avg and norm2 compute in double. */
+static int reduction_is_exact_int(cdnn_reduction_mode_t mode)
+{
+    return mode != CDNN_REDUCE_AVG && mode != CDNN_REDUCE_NORM2;
+}
+
+static int64_t int_abs(int64_t v)
+{
+    return v < 0 ? (int64_t)(0 - (uint64_t)v) : v;
+}
+
+static int64_t reduce_step_int(cdnn_reduction_mode_t mode, int64_t acc, int64_t v)
+{
+    switch (mode) {
+    case CDNN_REDUCE_MUL: return (int64_t)((uint64_t)acc * (uint64_t)v);
+    case CDNN_REDUCE_MIN: return v < acc ? v : acc;
+    case CDNN_REDUCE_MAX: return v > acc ? v : acc;
+    case CDNN_REDUCE_AMAX: return int_abs(v) > acc ? int_abs(v) : acc;
+    case CDNN_REDUCE_NORM1: return (int64_t)((uint64_t)acc + (uint64_t)int_abs(v));
+    default: return (int64_t)((uint64_t)acc + (uint64_t)v); /* add */
+    }
+}
+
+static int64_t reduce_start_int(cdnn_reduction_mode_t mode)
+{
+    switch (mode) {
+    case CDNN_REDUCE_MUL: return 1;
+    case CDNN_REDUCE_MIN: return INT64_MAX;
+    case CDNN_REDUCE_MAX: return INT64_MIN;
+    default: return 0;
+    }
+}
+
+static int64_t reduce_element_int(cdnn_reduction_mode_t mode, const ref_tensor_t *x,
+                                  const int64_t *window, const int64_t *y_idx)
+{
+    int32_t rank = x->view->rank;
+    int64_t w[CDNN_MAX_RANK] = {0}, x_idx[CDNN_MAX_RANK];
+    int64_t acc = reduce_start_int(mode);
+    do {
+        ref_join_index(x_idx, y_idx, w, rank);
+        acc = reduce_step_int(mode, acc, ref_load_int(x, x_idx));
+    } while (ref_next_index(w, window, rank));
+    return acc;
+}
+
 void ref_reduction(const cdnn_node_view_t *node, const ref_node_tensors_t *t)
 {
     const ref_tensor_t *x = t->in[0], *y = t->out[0];
+    int exact_int = !cdnn_data_type_is_float(x->view->type) &&
+                    reduction_is_exact_int(node->attr.reduction);
     int32_t rank = y->view->rank;
     int64_t window[CDNN_MAX_RANK];
     for (int32_t d = 0; d < rank; d++)
         window[d] = y->view->dims[d] == 1 ? x->view->dims[d] : 1;
     int64_t idx[CDNN_MAX_RANK] = {0};
     do {
-        ref_store(y, idx, reduce_element(node->attr.reduction, x, window, idx));
+        if (exact_int)
+            ref_store_int(y, idx, reduce_element_int(node->attr.reduction, x, window, idx));
+        else
+            ref_store(y, idx, reduce_element(node->attr.reduction, x, window, idx));
     } while (ref_next_index(idx, y->view->dims, rank));
 }

@@ -48,7 +48,8 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
     [CDNN_OP_REDUCTION] = {
         .name = "reduction", .schema_name = "Reduction",
         .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
-        .attr = OP_ATTR_REDUCTION, .float_only = 1, .same_typed_inputs = 0,
+        /* Any type: integers exactly (cdnn.h, "Numeric semantics"). */
+        .attr = OP_ATTR_REDUCTION, .float_only = 0, .same_typed_inputs = 0,
         .shape_rule = shape_rule_reduction},
     [CDNN_OP_BATCHNORM_INFERENCE] = {
         .name = "batchnorm_inference", .schema_name = "BatchnormInference",

@@ -690,6 +690,22 @@ def case_integer_semantics(api):
         report_exact(f"int cmp_lt {name}",
                      run_int_pointwise(api, "cmp_lt", a, b, np.bool_)
                      .view(np.uint8), (a < b).astype(np.uint8))
+    # Integer reductions: NumPy's sum, prod, min and max (which accumulate
+    # integers in int64), wrapped into y's type by astype.
+    for dtype in (np.uint8, np.int8, np.int32, np.int64):
+        x = random_ints(dtype, (4, 5, 6))
+        name = np.dtype(dtype).name
+        with np.errstate(over="ignore"):
+            for mode, fn in (("add", np.sum), ("mul", np.prod),
+                             ("min", np.min), ("max", np.max)):
+                want = fn(x.astype(np.int64), axis=(0, 2), keepdims=True)
+                g = Graph(api)
+                xu = g.input(x)
+                yu = g.output(array=np.zeros(want.shape, dtype))
+                g.op("reduction", REDUCTIONS.index(mode), xu, yu)
+                g.run()
+                report_exact(f"int reduction {mode} {name} over dims 0,2",
+                             g.result(yu), want.astype(dtype))
     x = np.array([2 ** 53 + 1, -(2 ** 53) - 1, 2 ** 62 + 3], np.int64)
     report_exact("int add i64 2^53+1 + 0",
                  run_int_pointwise(api, "add", x, np.zeros(3, np.int64),
