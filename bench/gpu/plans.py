@@ -10,7 +10,9 @@ PyTorch on the same shapes and dtype (bf16) the same way, and the device's
 copy bandwidth (a 1 GiB device-to-device copy, bytes read plus written), and
 prints one table.  For matmul -> bias -> gelu the peers are PyTorch's
 unfused sequence (matmul, add, gelu: three kernels) and cuBLASLt's own
-fused epilogue (torch._addmm_activation(..., use_gelu=True)).
+fused epilogue (torch._addmm_activation(..., use_gelu=True)); for conv ->
+bias -> relu (f16, channels-last) the unfused sequence, cuDNN's fused
+convolution (torch.cudnn_convolution_relu) and the bare convolution.
 Needs python3 with torch and a GPU (the GPU machine has both).
 """
 import argparse
@@ -55,6 +57,28 @@ def peers(torch, op, shape, reps):
         if op == "layernorm":
             return [("torch layer_norm", time_ms(torch, lambda: F.layer_norm(x, (cols,), w, b, 1e-5), reps))]
         return [("torch rms_norm", time_ms(torch, lambda: F.rms_norm(x, (cols,), w, 1e-5), reps))]
+    if op == "softmax":
+        rows, cols = shape
+        x = rand(rows, cols)
+        return [("torch softmax", time_ms(torch, lambda: torch.softmax(x, -1), reps))]
+    if op == "conv_bias_relu":
+        n, c, h, w, k = shape
+        f16 = torch.float16
+        x = torch.empty(n, c, h, w, device="cuda", dtype=f16).uniform_(-1, 1).to(
+            memory_format=torch.channels_last)
+        wt = torch.empty(k, c, 3, 3, device="cuda", dtype=f16).uniform_(-1, 1).to(
+            memory_format=torch.channels_last)
+        b = torch.empty(k, device="cuda", dtype=f16).uniform_(-1, 1)
+        return [("torch conv2d+add+relu",
+                 time_ms(torch, lambda: F.relu(F.conv2d(x, wt, padding=1) + b.view(1, -1, 1, 1)), reps)),
+                ("cuDNN fused conv+bias+relu",
+                 time_ms(torch, lambda: torch.cudnn_convolution_relu(x, wt, b, (1, 1), (1, 1), (1, 1), 1), reps)),
+                ("torch conv2d alone", time_ms(torch, lambda: F.conv2d(x, wt, padding=1), reps))]
+    if op in ("sdpa", "sdpa_causal"):
+        q, k, v = (rand(*shape) for _ in range(3))
+        causal = op == "sdpa_causal"
+        return [("torch sdpa", time_ms(
+            torch, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), reps))]
     if op == "add_relu":
         rows, cols = shape
         a, b = rand(rows, cols), rand(rows, cols)
@@ -96,7 +120,7 @@ def main():
     copy = copy_bandwidth(torch, args.reps)
     lines = [f"# cdnn plans vs PyTorch (torch {torch.__version__}), "
              f"{torch.cuda.get_device_name(0)}, {datetime.date.today().isoformat()}",
-             f"# bf16; median of {args.reps} executions, CUDA events; GB/s = compulsory bytes "
+             f"# bf16 (conv f16); median of {args.reps} executions, CUDA events; GB/s = compulsory bytes "
              f"(inputs read once, outputs written once) / time; measured copy: {copy:.0f} GB/s",
              "# speed-up = peer ms / cdnn ms; err = worst |y - f64 ref| / tol on samples (<= 1 passes)",
              f"{'op':16} {'shape':>16} {'cdnn engine/candidate':28} {'ms':>8} {'rate':>14} "
