@@ -7,8 +7,11 @@
  * For bf16 and f16 at 4096^3, 8192^3 and M x N x K = 4096 x 14336 x 4096
  * (A m x k and B k x n row-major, C m x n of the input type, no epilogue:
  * what torch.matmul computes), every tile configuration of the device's
- * code object: 3 warm-up launches, then REPS (default 15) launches each
- * between two events; the median is reported.  Inputs are random in
+ * code object (matmul_tc, and on sm_90 the Hopper kernels of
+ * matmul_wgmma, whose tensor maps are encoded once per shape, outside the
+ * timing); then bf16 8192^3 with the fused epilogue bias + gelu (erf),
+ * reported as dtype "bf16+bias+gelu": 3 warm-up launches, then REPS
+ * (default 15) launches each between two events; the median is reported.  Inputs are random in
  * [-1, 1) (never zeros: they run faster than real data); 256 random
  * elements of each C are checked against f64 dot products, tolerance
  * eps(type) * |ref| + (k + 4) * 2^-22 * sum |a||b|.
@@ -24,6 +27,7 @@
 
 #include "../../tests/cuda_kernels/gpu.h"
 #include "cuda_kernel.h"
+#include "matmul_tma.h"
 
 typedef struct shape {
     int64_t m, n, k;
@@ -34,6 +38,8 @@ static const shape_t shapes[] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 
 typedef struct operands {
     int32_t type;
     uint16_t *a, *b; /* host copies, m*k and k*n */
+    uint16_t *bias;  /* n, or NULL: the epilogue case */
+    sdk_cu_deviceptr dbias;
     uint8_t *poison; /* m*n halves of 0xFF bytes (NaN), written to C before each kernel */
     sdk_cu_deviceptr da, db, dc;
 } operands_t;
@@ -71,7 +77,17 @@ static operands_t operands_make(const gpu_t *gpu, int32_t type, const shape_t *s
     return o;
 }
 
+static void operands_add_bias(const gpu_t *gpu, operands_t *o, const shape_t *s, rng_t *rng) {
+    o->bias = random_halves(o->type, s->n, rng);
+    o->dbias = gpu_alloc(gpu, (size_t)s->n * 2);
+    gpu_upload(gpu, o->dbias, o->bias, (size_t)s->n * 2);
+}
+
 static void operands_free(const gpu_t *gpu, operands_t *o) {
+    if (o->bias) {
+        gpu_free(gpu, o->dbias);
+        free(o->bias);
+    }
     gpu_free(gpu, o->da);
     gpu_free(gpu, o->db);
     gpu_free(gpu, o->dc);
@@ -96,6 +112,12 @@ static double spot_check(const gpu_t *gpu, const operands_t *o, const shape_t *s
                              half_value(o->type, o->b[k * s->n + j]);
             ref += p, mag += fabs(p);
         }
+        if (o->bias) { /* + bias, then gelu (erf): its slope is at most 1.13 */
+            const double bias = half_value(o->type, o->bias[j]);
+            ref += bias, mag += fabs(bias);
+            ref = 0.5 * ref * (1 + erf(ref / sqrt(2.0)));
+            mag *= 1.13;
+        }
         const double tol = elem_epsilon(o->type) * fabs(ref) + (double)(s->k + 4) * ldexp(mag, -22);
         const double ratio = fabs(half_value(o->type, c[i * s->n + j]) - ref) / tol;
         worst = isnan(ratio) || ratio > worst ? (isnan(ratio) ? INFINITY : ratio) : worst;
@@ -109,9 +131,10 @@ static int compare_floats(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-/* Median milliseconds of reps launches, each between two events. */
+/* Median milliseconds of reps launches, each between two events; p is the
+ * kernel's parameter struct. */
 static float time_kernel(const gpu_t *gpu, sdk_cu_function fn, unsigned grid_x, unsigned grid_y,
-                         unsigned threads, unsigned smem, cdnn_cuda_matmul_params_t *p, int reps) {
+                         unsigned threads, unsigned smem, void *p, int reps) {
     sdk_cu_event start, stop;
     gpu_check(gpu, gpu->cu->event_create(&start, 0), "cuEventCreate");
     gpu_check(gpu, gpu->cu->event_create(&stop, 0), "cuEventCreate");
@@ -134,35 +157,66 @@ static float time_kernel(const gpu_t *gpu, sdk_cu_function fn, unsigned grid_x, 
 typedef struct config {
     int tile_m, tile_n, threads;
     unsigned smem;
+    int tma; /* a matmul_wgmma kernel */
 } config_t;
 
-static void bench_shape(const gpu_t *gpu, sdk_cu_module module, int32_t type, const shape_t *s,
-                        int reps, rng_t *rng) {
-    static const config_t configs[] = {
-#define CONFIG(tm, tn, wm, wn, stages) {tm, tn, 32 * (wm) * (wn), CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages)},
-        CDNN_CUDA_MATMUL_TC_CONFIGS(CONFIG)
+static const config_t configs[] = {
+#define CONFIG(tm, tn, wm, wn, stages) {tm, tn, 32 * (wm) * (wn), CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages), 0},
+    CDNN_CUDA_MATMUL_TC_CONFIGS(CONFIG)
 #undef CONFIG
-    };
+#define CONFIG(tm, tn, stages) {tm, tn, CDNN_CUDA_MATMUL_WGMMA_THREADS, CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), 1},
+    CDNN_CUDA_MATMUL_WGMMA_CONFIGS(CONFIG)
+#undef CONFIG
+};
+
+/* modules[0]: matmul_tc; modules[1]: matmul_wgmma, or NULL off sm_90.
+ * With epilogue, bias + gelu are fused and only the wgmma kernels run. */
+static void bench_shape(const gpu_t *gpu, sdk_cu_module modules[2], int32_t type,
+                        const shape_t *s, int epilogue, int reps, rng_t *rng) {
     operands_t o = operands_make(gpu, type, s, rng);
+    if (epilogue)
+        operands_add_bias(gpu, &o, s, rng);
     cdnn_cuda_matmul_params_t p = {
         .batch = 1, .m = s->m, .n = s->n, .k = s->k,
         .a = (const void *)(uintptr_t)o.da, .a_row_stride = s->k, .a_col_stride = 1,
         .b = (const void *)(uintptr_t)o.db, .b_row_stride = s->n, .b_col_stride = 1,
         .c = (void *)(uintptr_t)o.dc, .c_row_stride = s->n, .c_col_stride = 1,
         .a_type = type, .b_type = type, .c_type = type, .bias_type = type, .res_type = type};
+    if (epilogue) {
+        p.bias = (const void *)(uintptr_t)o.dbias, p.bias_stride = 1;
+        p.activation = CDNN_CUDA_ACT_GELU;
+    }
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; ++c) {
+        if (configs[c].tma ? !modules[1] : epilogue)
+            continue;
         char symbol[64];
-        snprintf(symbol, sizeof symbol, "cdnn_cuda_matmul_%s_%dx%d", type_name(type),
-                 configs[c].tile_m, configs[c].tile_n);
-        sdk_cu_function fn = gpu_function(gpu, module, symbol);
+        snprintf(symbol, sizeof symbol, "cdnn_cuda_matmul_%s%s_%dx%d", configs[c].tma ? "wgmma_" : "",
+                 type_name(type), configs[c].tile_m, configs[c].tile_n);
+        sdk_cu_function fn = gpu_function(gpu, modules[configs[c].tma], symbol);
+        cdnn_cuda_matmul_tma_params_t t = {.matmul = p};
+        if (configs[c].tma) {
+            gpu_check(gpu, gpu->cu->func_set_attribute(fn, GPU_FUNC_MAX_DYNAMIC_SHARED, (int)configs[c].smem),
+                      "cuFuncSetAttribute");
+            gpu_check(gpu, cdnn_cuda_matmul_tma_encode(&t, configs[c].tile_m, configs[c].tile_n,
+                                                       gpu->cu->tensor_map_encode_tiled),
+                      "cuTensorMapEncodeTiled");
+        }
+        unsigned grid_x = (unsigned)((s->n + configs[c].tile_n - 1) / configs[c].tile_n);
+        unsigned grid_y = (unsigned)((s->m + configs[c].tile_m - 1) / configs[c].tile_m);
+        if (configs[c].tma) { /* persistent: a block per multiprocessor */
+            int sms = 0;
+            gpu_check(gpu, gpu->cu->device_get_attribute(&sms, 16, gpu->device),
+                      "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+            grid_x = grid_x * grid_y < (unsigned)sms ? grid_x * grid_y : (unsigned)sms;
+            grid_y = 1;
+        }
         gpu_upload(gpu, o.dc, o.poison, (size_t)(s->m * s->n) * 2); /* no stale result */
-        const float ms = time_kernel(gpu, fn, (unsigned)((s->n + configs[c].tile_n - 1) / configs[c].tile_n),
-                                     (unsigned)((s->m + configs[c].tile_m - 1) / configs[c].tile_m),
-                                     (unsigned)configs[c].threads, configs[c].smem, &p, reps);
+        const float ms = time_kernel(gpu, fn, grid_x, grid_y, (unsigned)configs[c].threads,
+                                     configs[c].smem, &t, reps);
         const double tflops = 2.0 * (double)s->m * (double)s->n * (double)s->k / (ms * 1e-3) / 1e12;
-        printf("cdnn %s %lld %lld %lld %s %.4f %.1f %.3f\n", type_name(type), (long long)s->m,
-               (long long)s->n, (long long)s->k, symbol + strlen("cdnn_cuda_matmul_"), ms, tflops,
-               spot_check(gpu, &o, s, rng));
+        printf("cdnn %s%s %lld %lld %lld %s %.4f %.1f %.3f\n", type_name(type),
+               epilogue ? "+bias+gelu" : "", (long long)s->m, (long long)s->n, (long long)s->k,
+               symbol + strlen("cdnn_cuda_matmul_"), ms, tflops, spot_check(gpu, &o, s, rng));
         fflush(stdout);
     }
     operands_free(gpu, &o);
@@ -181,13 +235,22 @@ int main(int argc, char **argv) {
         return status;
     char paths[2][512];
     gpu_code_objects(&gpu, argv[1], "matmul_tc", paths); /* the cubin first (PTX if none) */
-    sdk_cu_module module = gpu_load_module(&gpu, paths[0]);
+    sdk_cu_module modules[2] = {gpu_load_module(&gpu, paths[0]), NULL};
     fprintf(stderr, "device %s, code object %s\n", gpu.name, paths[0]);
+    if (gpu.major == 9 && gpu.minor == 0) { /* the Hopper kernels: an sm_90a cubin alone */
+        gpu_code_objects(&gpu, argv[1], "matmul_wgmma", paths);
+        modules[1] = gpu_load_module(&gpu, paths[0]);
+        fprintf(stderr, "code object %s\n", paths[0]);
+    }
     rng_t rng = {0x243F6A8885A308D3ULL};
     for (int t = 0; t < 2; ++t)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
-            bench_shape(&gpu, module, t ? CDNN_CUDA_F16 : CDNN_CUDA_BF16, &shapes[s], reps, &rng);
-    gpu.cu->module_unload(module);
+            bench_shape(&gpu, modules, t ? CDNN_CUDA_F16 : CDNN_CUDA_BF16, &shapes[s], 0, reps, &rng);
+    if (modules[1])
+        bench_shape(&gpu, modules, CDNN_CUDA_BF16, &shapes[1], 1, reps, &rng);
+    for (int m = 0; m < 2; ++m)
+        if (modules[m])
+            gpu.cu->module_unload(modules[m]);
     gpu_close(&gpu);
     return 0;
 }

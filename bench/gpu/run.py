@@ -17,24 +17,45 @@ import subprocess
 import sys
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096)]
+EPILOGUE_SHAPES = [(8192, 8192, 8192)]
+
+
+def time_events(torch, fn, reps):
+    """Median milliseconds of reps calls of fn, each between two CUDA events."""
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(reps):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
 
 
 def time_cublas(torch, dtype, m, n, k, reps):
     a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
     b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
     c = torch.empty(m, n, device="cuda", dtype=dtype)
-    for _ in range(3):
-        torch.matmul(a, b, out=c)
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        torch.matmul(a, b, out=c)
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+    return time_events(torch, lambda: torch.matmul(a, b, out=c), reps)
+
+
+def time_bias_gelu(torch, dtype, m, n, k, reps):
+    """matmul + bias + gelu: PyTorch's unfused sequence (cuBLAS, then the
+    bias add and the erf gelu as elementwise kernels), and cuBLASLt's own
+    fused epilogue through torch._addmm_activation (its gelu is the tanh
+    approximation)."""
+    a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
+    b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
+    bias = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
+    unfused = time_events(
+        torch, lambda: torch.nn.functional.gelu(torch.matmul(a, b) + bias), reps)
+    fused = time_events(
+        torch, lambda: torch._addmm_activation(bias, a, b, use_gelu=True), reps)
+    return unfused, fused
 
 
 def run_cdnn(binary, objects, reps):
@@ -62,12 +83,14 @@ def main():
 
     import torch
     cdnn_rows = run_cdnn(args.binary, args.objects, args.reps)
+    sys.stdout.write("".join(f"{r['dtype']} {r['shape']} {r['kernel']} {r['tflops']}\n"
+                             for r in cdnn_rows))  # raw, in case torch fails below
     dtypes = {"bf16": torch.bfloat16, "f16": torch.float16}
     lines = [f"# cdnn matmul kernels vs cuBLAS (torch {torch.__version__}), "
              f"{torch.cuda.get_device_name(0)}, {datetime.date.today().isoformat()}",
              "# median of %d launches, CUDA events; TFLOP/s = 2mnk / time; "
              "err = worst |C - ref| / tol over 256 sampled elements (<= 1 passes)" % args.reps,
-             f"{'dtype':5} {'m x n x k':>18} {'kernel':14} {'ms':>8} {'TFLOP/s':>8} "
+             f"{'dtype':5} {'m x n x k':>18} {'kernel':18} {'ms':>8} {'TFLOP/s':>8} "
              f"{'vs cuBLAS':>9} {'err':>6}"]
     for name, dtype in dtypes.items():
         for m, n, k in SHAPES:
@@ -76,15 +99,33 @@ def main():
             shape = f"{m}x{n}x{k}"
             mine = [r for r in cdnn_rows if r["dtype"] == name and r["shape"] == (m, n, k)]
             for r in mine:
-                lines.append(f"{name:5} {shape:>18} {r['kernel']:14} {r['ms']:8.3f} "
+                lines.append(f"{name:5} {shape:>18} {r['kernel']:18} {r['ms']:8.3f} "
                              f"{r['tflops']:8.1f} {r['tflops'] / cublas:9.2f} {r['err']:6.3f}")
-            lines.append(f"{name:5} {shape:>18} {'cuBLAS':14} {ms:8.3f} {cublas:8.1f} "
+            lines.append(f"{name:5} {shape:>18} {'cuBLAS':18} {ms:8.3f} {cublas:8.1f} "
                          f"{1.0:9.2f} {'':>6}")
             if mine:
                 best = max(mine, key=lambda r: r["tflops"])
-                lines.append(f"{name:5} {shape:>18} {'best cdnn':14} {best['ms']:8.3f} "
+                lines.append(f"{name:5} {shape:>18} {'best cdnn':18} {best['ms']:8.3f} "
                              f"{best['tflops']:8.1f} {best['tflops'] / cublas:9.2f} "
                              f"{best['kernel']}")
+    for m, n, k in EPILOGUE_SHAPES:
+        name = "bf16+bias+gelu"
+        mine = [r for r in cdnn_rows if r["dtype"] == name and r["shape"] == (m, n, k)]
+        if not mine:
+            continue
+        unfused, fused = time_bias_gelu(torch, torch.bfloat16, m, n, k, args.reps)
+        flop = 2.0 * m * n * k
+        shape = f"{m}x{n}x{k}"
+        lines.append(f"# {name}: vs = against PyTorch's unfused sequence; "
+                     f"vs Lt = against torch._addmm_activation (cuBLASLt epilogue)")
+        for r in mine:
+            lines.append(f"{name:5} {shape:>18} {r['kernel']:18} {r['ms']:8.3f} "
+                         f"{r['tflops']:8.1f} {unfused / r['ms']:9.2f} {r['err']:6.3f} "
+                         f"vs Lt {fused / r['ms']:.2f}")
+        lines.append(f"{name:5} {shape:>18} {'torch unfused':18} {unfused:8.3f} "
+                     f"{flop / (unfused * 1e-3) / 1e12:8.1f} {1.0:9.2f}")
+        lines.append(f"{name:5} {shape:>18} {'addmm_act':18} {fused:8.3f} "
+                     f"{flop / (fused * 1e-3) / 1e12:8.1f} {unfused / fused:9.2f}")
     text = "\n".join(lines)
     print(text)
     if args.out:

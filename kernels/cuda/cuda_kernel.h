@@ -133,6 +133,62 @@ typedef struct cdnn_cuda_matmul_params {
          ? CDNN_CUDA_MATMUL_TC_RING(tm, tn, stages)                                  \
          : CDNN_CUDA_MATMUL_TC_EPILOGUE(tm, tn))
 
+/* ------------------------------------------------------------------------
+ * The Hopper kernels of "cuda-matmul-v1" (kernels/cuda/matmul_wgmma.cu,
+ * sm_90a only): cdnn_cuda_matmul_wgmma_{f16,bf16}_TMxTN compute the same
+ * function as the kernels above, with wgmma fed by the tensor memory
+ * accelerator (TMA).  They take cdnn_cuda_matmul_tma_params_t: the same
+ * params, then two tensor maps (CUtensorMap, 128 bytes each) that the
+ * launcher encodes with cuTensorMapEncodeTiled for the pointers of this
+ * launch -- cdnn_cuda_matmul_tma_encode() in matmul_tma.h does it.  Their
+ * metadata says "tensor_maps=1".
+ * Layouts (the launcher refuses others): A k-contiguous (a_col_stride 1);
+ * B k-contiguous (b_row_stride 1) or n-contiguous (b_col_stride 1); every
+ * other stride of A and B, and both base addresses, multiples of 16
+ * bytes; C, bias and residual any strides (16-byte stores where C is
+ * row-major and aligned).  Tails in m, n and k are TMA's zero fill.
+ * Launch: persistent.  The tiles, ceil(m / tile_m) * ceil(n / tile_n) *
+ * batch of them, are numbered batch by batch; block b takes tiles b,
+ * b + G, b + 2G, ... of a grid (G, 1, 1), for any G >= 1: G = min(tiles,
+ * multiprocessors) is the fast choice (one block fits a multiprocessor).
+ * block = (384, 1, 1): warpgroup 0 loads, warpgroups 1 and 2 multiply and
+ * finish; dynamic smem = CDNN_CUDA_MATMUL_WGMMA_SMEM(tile_m, tile_n,
+ * stages).
+ * ---------------------------------------------------------------------- */
+#define CDNN_CUDA_MATMUL_WGMMA_TILE_K 64 /* 128 bytes of k: one swizzle row */
+#define CDNN_CUDA_MATMUL_WGMMA_THREADS 384
+/* X(tile_m, tile_n, stages) */
+#define CDNN_CUDA_MATMUL_WGMMA_CONFIGS(X) \
+    X(128, 256, 4)                         \
+    X(256, 128, 4)                         \
+    X(128, 192, 5)                         \
+    X(128, 128, 6)
+/* The epilogue's buffers: one per consumer warp (8), 16 x (32 + 4) f32. */
+#define CDNN_CUDA_MATMUL_WGMMA_EPILOGUE_BYTES (8 * 16 * 36 * 4)
+/* The stages' A and B tiles, 1 KiB of slack to align them to 1024 bytes
+ * (the 128-byte swizzle's period), the stages' two mbarriers, and the
+ * epilogue's buffers. */
+#define CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages) \
+    ((stages) * ((tm) + (tn)) * 128 + 1024 + (stages) * 16 + CDNN_CUDA_MATMUL_WGMMA_EPILOGUE_BYTES)
+
+#if defined(__cplusplus)
+#define CDNN_CUDA_ALIGN128 alignas(128)
+#else
+#define CDNN_CUDA_ALIGN128 _Alignas(128)
+#endif
+
+/* A CUtensorMap: opaque, encoded by the driver. */
+typedef struct cdnn_cuda_tensor_map {
+    CDNN_CUDA_ALIGN128 uint64_t opaque[16];
+} cdnn_cuda_tensor_map_t;
+
+typedef struct cdnn_cuda_matmul_tma_params {
+    cdnn_cuda_matmul_params_t matmul;
+    cdnn_cuda_tensor_map_t a_map; /* A: dims {k, m, batch}, box {64, tile_m, 1} */
+    cdnn_cuda_tensor_map_t b_map; /* B k-contiguous: {k, n, batch}, box {64, tile_n, 1};
+                                     n-contiguous: {n, k, batch}, box {64, 64, 1} */
+} cdnn_cuda_matmul_tma_params_t;
+
 /* The f32 SIMT configurations: X(tile_m, tile_n, per-thread rows,
  * per-thread cols); tile_k 16, threads = (tile_m / rows) * (tile_n / cols),
  * smem 0 (static).  Entry points cdnn_cuda_matmul_f32_<tile_m>x<tile_n>. */
@@ -415,6 +471,7 @@ typedef struct cdnn_cuda_conv_params {
 #endif
 CDNN_CUDA_STATIC_ASSERT(sizeof(void *) == 8, "the ABI is for 64-bit hosts");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_matmul_params_t) == 200, "matmul params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_matmul_tma_params_t) == 512, "matmul tma params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_pointwise_params_t) == 456, "pointwise params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_norm_params_t) == 120, "norm params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_softmax_params_t) == 80, "softmax params layout");

@@ -10,6 +10,8 @@
 /* cuFuncSetAttribute's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. */
 #define CU_FUNC_MAX_DYNAMIC_SHARED 8
 #define STATIC_SHARED_LIMIT (48 * 1024)
+/* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
+#define CU_DEVICE_MULTIPROCESSORS 16
 
 cdnn_status_t cuda_failed(const cuda_code_t *code, cdnn_status_t status, sdk_cu_result r,
                           const char *what)
@@ -131,6 +133,11 @@ cdnn_status_t cuda_code_load(const cdnn_device_view_t *device, const uint8_t *by
     if (!code->cu)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "no CUDA driver: %s", why);
     code->context = device->cuda_context;
+    sdk_cu_device dev;
+    if (code->cu->device_get(&dev, device->ordinal) != SDK_CU_SUCCESS ||
+        code->cu->device_get_attribute(&code->multiprocessors, CU_DEVICE_MULTIPROCESSORS,
+                                       dev) != SDK_CU_SUCCESS)
+        code->multiprocessors = 0; /* launches keep their full grids */
     st = cuda_code_enter(code);
     if (st != CDNN_STATUS_SUCCESS)
         return st;

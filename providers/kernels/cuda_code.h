@@ -22,9 +22,10 @@ typedef struct cuda_code {
     sdk_cu_context context; /* the device's primary context (cdnn's) */
     sdk_cu_module module;
     sdk_cu_function function;
+    int multiprocessors; /* the device's, for persistent grids; 0 unknown */
 } cuda_code_t;
 
-#define CUDA_CODE_NONE ((cuda_code_t){NULL, NULL, NULL, NULL})
+#define CUDA_CODE_NONE ((cuda_code_t){NULL, NULL, NULL, NULL, 0})
 
 /**
  * Load bytes (PTX when ptx, else a cubin) on device (a CUDA device view)

@@ -15,11 +15,22 @@
  * each as uid, type, batch, row and column stride; the bias as present,
  * uid, type, stride; the residual as present, uid, type and its three
  * strides; the activation; grid x, y, z, block and smem.
+ *
+ * Kernels whose metadata says tensor_maps=1 (the Hopper ones,
+ * matmul_wgmma.cu) take cdnn_cuda_matmul_tma_params_t: the same params and
+ * two TMA tensor maps, which hold the operands' addresses and so are
+ * encoded at each run (cuTensorMapEncodeTiled, a host call of about a
+ * microsecond).  Their layouts are checked at derive (matmul_tma.h says
+ * which they take; NOT_SUPPORTED otherwise) and their addresses at run;
+ * their launch values end with tile_m and tile_n, for the maps' boxes.
+ * They are persistent: their grid is (tiles, 1, 1) in the launch values,
+ * and at run no more blocks than the device has multiprocessors.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_kernel.h>
+#include <matmul_tma.h>
 
 #include <cdnn_sdk/error.h>
 
@@ -36,15 +47,20 @@ enum {
     V_RESIDUAL_PRESENT, V_RESIDUAL,
     V_ACTIVATION = V_RESIDUAL + O_VALUES,
     V_GRID_X, V_GRID_Y, V_GRID_Z, V_BLOCK, V_SMEM,
-    V_COUNT
+    V_COUNT,
+    /* tensor-map kernels only */
+    V_TMA_TILE_M = V_COUNT, V_TMA_TILE_N,
+    V_TMA_COUNT
 };
 
 #define MAX_GRID_YZ 65535
+#define MAX_GRID_X 2147483647LL
 
 /* ---- the graph, folded ------------------------------------------------------------------ */
 
 typedef struct geometry {
     int64_t tile_m, tile_n, threads, smem;
+    int tensor_maps; /* the kernel takes cdnn_cuda_matmul_tma_params_t */
 } geometry_t;
 
 static cdnn_status_t geometry_of(const sdk_kpack_kv_t *m, int32_t n, geometry_t *geo)
@@ -56,6 +72,8 @@ static cdnn_status_t geometry_of(const sdk_kpack_kv_t *m, int32_t n, geometry_t 
         st = kernel_metadata_int(m, n, "threads", 32, 1024, &geo->threads);
     if (st == CDNN_STATUS_SUCCESS)
         st = kernel_metadata_int(m, n, "smem", 0, 1 << 20, &geo->smem);
+    const char *maps = kernel_metadata(m, n, "tensor_maps");
+    geo->tensor_maps = maps && strcmp(maps, "1") == 0;
     return st;
 }
 
@@ -128,7 +146,15 @@ static cdnn_status_t put_launch(int64_t *v, const matmul_pattern_t *p, const geo
     for (int32_t d = 0; d < p->batch_rank; d++)
         batch *= p->batch_dims[d];
     int64_t rows = (p->m + geo->tile_m - 1) / geo->tile_m;
-    if (batch > MAX_GRID_YZ || rows > MAX_GRID_YZ)
+    int64_t columns = (p->n + geo->tile_n - 1) / geo->tile_n;
+    int64_t grid_z = batch;
+    if (geo->tensor_maps && batch <= MAX_GRID_X / rows / columns) {
+        /* persistent: every tile in x, capped at run */
+        columns = rows * columns * batch, rows = 1, grid_z = 1;
+    } else if (geo->tensor_maps)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%lld tiles are more than a CUDA grid "
+                        "holds", (long long)(batch * rows * columns));
+    if (grid_z > MAX_GRID_YZ || rows > MAX_GRID_YZ)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "a batch of %lld or %lld row tiles is "
                         "more than a CUDA grid holds (%d)", (long long)batch,
                         (long long)rows, MAX_GRID_YZ);
@@ -138,16 +164,41 @@ static cdnn_status_t put_launch(int64_t *v, const matmul_pattern_t *p, const geo
     v[V_N] = p->n;
     v[V_K] = p->k;
     v[V_ACTIVATION] = p->activation;
-    v[V_GRID_X] = (p->n + geo->tile_n - 1) / geo->tile_n;
+    v[V_GRID_X] = columns;
     v[V_GRID_Y] = rows;
-    v[V_GRID_Z] = batch;
+    v[V_GRID_Z] = grid_z;
     v[V_BLOCK] = geo->threads;
     v[V_SMEM] = geo->smem;
     return CDNN_STATUS_SUCCESS;
 }
 
+/* The params a launch will pass, but for the pointers (NULL). */
+static void params_layout(const int64_t *v, cdnn_cuda_matmul_params_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->batch = v[V_BATCH], p->m = v[V_M], p->n = v[V_N], p->k = v[V_K];
+    p->a_type = (int32_t)v[V_A + O_TYPE], p->b_type = (int32_t)v[V_B + O_TYPE];
+    p->a_batch_stride = v[V_A + O_BATCH_STRIDE], p->a_row_stride = v[V_A + O_ROW_STRIDE];
+    p->a_col_stride = v[V_A + O_COL_STRIDE];
+    p->b_batch_stride = v[V_B + O_BATCH_STRIDE], p->b_row_stride = v[V_B + O_ROW_STRIDE];
+    p->b_col_stride = v[V_B + O_COL_STRIDE];
+}
+
+/* Tensor-map kernels: the layout must suit TMA; the tile goes last. */
+static cdnn_status_t put_tensor_maps(int64_t *v, const geometry_t *geo)
+{
+    cdnn_cuda_matmul_params_t p;
+    params_layout(v, &p);
+    const char *why = cdnn_cuda_matmul_tma_refusal(&p, 0);
+    if (why)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%s", why);
+    v[V_TMA_TILE_M] = geo->tile_m;
+    v[V_TMA_TILE_N] = geo->tile_n;
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
-                                 const sdk_kpack_kv_t *m, int32_t n)
+                                 const sdk_kpack_kv_t *m, int32_t n, int32_t *count)
 {
     matmul_pattern_t p;
     geometry_t geo;
@@ -168,7 +219,10 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
         v[V_RESIDUAL_PRESENT] = 1;
         st = put_operand(v + V_RESIDUAL, g, &p, &p.residual);
     }
-    return st == CDNN_STATUS_SUCCESS ? put_launch(v, &p, &geo) : st;
+    if (st == CDNN_STATUS_SUCCESS)
+        st = put_launch(v, &p, &geo);
+    *count = geo.tensor_maps ? V_TMA_COUNT : V_COUNT;
+    return st == CDNN_STATUS_SUCCESS && geo.tensor_maps ? put_tensor_maps(v, &geo) : st;
 }
 
 static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *metadata,
@@ -176,16 +230,15 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
                             int32_t *count)
 {
     (void)threads; /* a grid, not host threads */
-    int64_t *v = calloc(V_COUNT, sizeof *v);
+    int64_t *v = calloc(V_TMA_COUNT, sizeof *v);
     if (!v)
         return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
-    cdnn_status_t st = derive_into(v, g, metadata, metadata_count);
+    cdnn_status_t st = derive_into(v, g, metadata, metadata_count, count);
     if (st != CDNN_STATUS_SUCCESS) {
         free(v);
         return st;
     }
     *values = v;
-    *count = V_COUNT;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -238,14 +291,38 @@ static cdnn_status_t params_of(const int64_t *v, const cdnn_exec_args_t *args,
     return st;
 }
 
+/* A tensor-map kernel's params: the maps encoded for this run's pointers. */
+static cdnn_status_t tma_params_of(const launch_t *l, const cdnn_exec_args_t *args,
+                                   cdnn_cuda_matmul_tma_params_t *t)
+{
+    const int64_t *v = l->values;
+    memset(t, 0, sizeof *t);
+    cdnn_status_t st = params_of(v, args, &t->matmul);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    const char *why = cdnn_cuda_matmul_tma_refusal(&t->matmul, 1);
+    if (why)
+        return sdk_fail(CDNN_STATUS_BAD_PARAM, "kernel %s: %s", l->kernel_id, why);
+    int r = cdnn_cuda_matmul_tma_encode(t, (int)v[V_TMA_TILE_M], (int)v[V_TMA_TILE_N],
+                                        l->cuda->cu->tensor_map_encode_tiled);
+    return r == SDK_CU_SUCCESS
+               ? CDNN_STATUS_SUCCESS
+               : cuda_failed(l->cuda, CDNN_STATUS_EXECUTION_FAILED, r, "cuTensorMapEncodeTiled");
+}
+
 static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
 {
-    cdnn_cuda_matmul_params_t p;
+    /* One of the two, by the kernel's signature: the plain params, or
+     * them followed by the tensor maps. */
+    cdnn_cuda_matmul_tma_params_t t;
     const int64_t *v = l->values;
-    void *params[] = {&p};
-    cdnn_status_t st = params_of(v, args, &p);
-    const unsigned grid[3] = {(unsigned)v[V_GRID_X], (unsigned)v[V_GRID_Y],
-                              (unsigned)v[V_GRID_Z]};
+    void *params[] = {&t.matmul};
+    cdnn_status_t st = l->value_count == V_TMA_COUNT ? tma_params_of(l, args, &t)
+                                                     : params_of(v, args, &t.matmul);
+    unsigned grid[3] = {(unsigned)v[V_GRID_X], (unsigned)v[V_GRID_Y], (unsigned)v[V_GRID_Z]};
+    if (l->value_count == V_TMA_COUNT && l->cuda->multiprocessors > 0 &&
+        grid[0] > (unsigned)l->cuda->multiprocessors)
+        grid[0] = (unsigned)l->cuda->multiprocessors; /* persistent blocks */
     return st ? st
               : cuda_code_launch(l->cuda, grid, (unsigned)v[V_BLOCK], (unsigned)v[V_SMEM],
                                  args->stream, params);

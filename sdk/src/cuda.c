@@ -45,6 +45,7 @@ static const binding_t bindings[] = {
      "cuEventElapsedTime"},
     BIND(event_destroy, "cuEventDestroy_v2"),
     BIND(get_error_string, "cuGetErrorString"),
+    BIND(tensor_map_encode_tiled, "cuTensorMapEncodeTiled"),
 };
 
 /* Every member of the table is bound: a member added without a binding

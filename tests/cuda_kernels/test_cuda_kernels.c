@@ -44,6 +44,7 @@ void test_report(test_state_t *state, const char *kernel, int cases, const check
 typedef struct source_tests {
     const char *source;
     void (*run)(test_state_t *state, sdk_cu_module module);
+    int sm90a_only; /* built as an sm_90a cubin alone (wgmma): run on sm_90 only */
 } source_tests_t;
 
 static const source_tests_t sources[] = {
@@ -51,6 +52,7 @@ static const source_tests_t sources[] = {
     {"pointwise", test_pointwise}, {"norm", test_norm},
     {"softmax", test_softmax},     {"sdpa", test_sdpa},
     {"conv", test_conv},
+    {"matmul_wgmma", test_matmul_wgmma, 1},
 };
 
 static const char *base_name(const char *path) {
@@ -70,9 +72,19 @@ int main(int argc, char **argv) {
         return status;
     printf("device: %s (sm_%d%d)\n", gpu.name, gpu.major, gpu.minor);
     test_state_t state = {.gpu = &gpu, .rng = {0x9E3779B97F4A7C15ULL}};
+    /* CDNN_CUDA_TEST_SOURCE=NAME runs one source's tests alone. */
+    const char *only = getenv("CDNN_CUDA_TEST_SOURCE");
     for (size_t s = 0; s < sizeof sources / sizeof sources[0]; ++s) {
+        if (only && strcmp(only, sources[s].source) != 0)
+            continue;
         char paths[2][512];
-        const int count = gpu_code_objects(&gpu, argv[1], sources[s].source, paths);
+        int count = gpu_code_objects(&gpu, argv[1], sources[s].source, paths);
+        if (sources[s].sm90a_only) {
+            count = gpu.major == 9 && gpu.minor == 0; /* paths[0], the sm_90a cubin */
+            if (!count)
+                printf("skip %s: sm_90a only, and this is sm_%d%d\n", sources[s].source,
+                       gpu.major, gpu.minor);
+        }
         for (int i = 0; i < count; ++i) {
             if (cubin_only && !strstr(paths[i], ".cubin"))
                 continue;

@@ -20,6 +20,7 @@
 
 #include "check.h"
 #include "cuda_kernel.h"
+#include "matmul_tma.h"
 #include "tests.h"
 
 typedef struct mm_case {
@@ -206,4 +207,130 @@ void test_matmul_f32(test_state_t *state, sdk_cu_module module) {
     }
     CDNN_CUDA_MATMUL_F32_CONFIGS(F32_KERNELS)
 #undef F32_KERNELS
+}
+
+/* ---- the Hopper kernels (matmul_wgmma.cu): TMA-fed wgmma ----------------------------------
+ *
+ * They are persistent: the grid's blocks take tiles in turn; the cases
+ * run with a block per tile and with 1 to 4 blocks.
+ * The layouts TMA takes (matmul_tma.h): A k-contiguous, B k- or
+ * n-contiguous, row pitches and batch strides multiples of 8 elements.
+ * The shapes have tails in every dimension against the tiles (64 in k, up
+ * to 256 in m and n) and k deeper than the ring of stages; C is packed,
+ * pitched by an odd amount (no pair stores) or by a multiple of 8; every
+ * output type, activation, bias and residual as above. */
+static const mm_shape_t tma_shapes[] = {
+    {1, 1, 1, 1},       {1, 17, 33, 7},     {1, 64, 64, 64},     {1, 127, 129, 65},
+    {2, 100, 72, 40},   {3, 37, 45, 61},    {1, 300, 200, 1000}, {1, 129, 257, 96},
+    {2, 130, 260, 33},  {1, 257, 385, 200}, {1, 512, 256, 512},  {2, 64, 136, 72},
+};
+#define TMA_SHAPE_COUNT ((int)(sizeof tma_shapes / sizeof tma_shapes[0]))
+
+static void tma_prepare(const gpu_t *gpu, rng_t *rng, const mm_kernel_t *kernel, int i,
+                        mm_run_t *r) {
+    const mm_shape_t *s = &tma_shapes[i];
+    static const int32_t out_types[] = {CDNN_CUDA_F32, CDNN_CUDA_BF16, CDNN_CUDA_F16};
+    cdnn_cuda_matmul_params_t *p = &r->p;
+    memset(r, 0, sizeof *r);
+    const int64_t a_pitch = i % 2 ? round_up8(s->k) + 8 : round_up8(s->k);
+    const int b_k_contiguous = i % 3 == 2 || i % 4 == 1;
+    const int64_t b_pitch = b_k_contiguous ? round_up8(s->k) : round_up8(s->n) + (i % 2) * 16;
+    const int64_t b_span = (b_k_contiguous ? s->n : s->k) * b_pitch;
+    const int64_t c_pitch = i % 3 == 1 ? s->n + 5 : i % 3 == 2 ? round_up8(s->n) + 8 : s->n;
+    *p = (cdnn_cuda_matmul_params_t){
+        .batch = s->batch, .m = s->m, .n = s->n, .k = s->k,
+        .a_batch_stride = s->m * a_pitch, .a_row_stride = a_pitch, .a_col_stride = 1,
+        .b_batch_stride = i % 5 == 4 ? 0 : b_span,
+        .b_row_stride = b_k_contiguous ? 1 : b_pitch, .b_col_stride = b_k_contiguous ? b_pitch : 1,
+        .c_batch_stride = s->m * c_pitch, .c_row_stride = c_pitch, .c_col_stride = 1,
+        .a_type = kernel->ab_type, .b_type = kernel->ab_type, .c_type = out_types[i % 3],
+        .activation = i % 6, .bias_type = out_types[(i + 1) % 3], .res_type = out_types[(i + 2) % 3],
+    };
+    r->a = tensor_random(gpu, rng, p->a_type, span_of(s->batch, s->m, s->k, p->a_batch_stride, a_pitch, 1), -1, 1);
+    r->b = tensor_random(gpu, rng, p->b_type,
+                         span_of(s->batch, s->k, s->n, p->b_batch_stride, p->b_row_stride, p->b_col_stride), -1, 1);
+    r->c = tensor_poisoned(gpu, p->c_type, span_of(s->batch, s->m, s->n, p->c_batch_stride, c_pitch, 1));
+    p->a = (const void *)(uintptr_t)r->a.device;
+    p->b = (const void *)(uintptr_t)r->b.device;
+    p->c = (void *)(uintptr_t)r->c.device;
+    if (i % 3 != 0) {
+        p->bias_stride = i % 2 ? 1 : 3;
+        r->bias = tensor_random(gpu, rng, p->bias_type, span_of(1, 1, s->n, 0, 0, p->bias_stride), -1, 1);
+        p->bias = (const void *)(uintptr_t)r->bias.device;
+    }
+    if (i % 2 == 1) {
+        /* row-major residual on odd cases of 4, transposed on the others */
+        const int transposed = i % 4 == 3;
+        p->res_batch_stride = s->m * s->n;
+        p->res_row_stride = transposed ? 1 : s->n, p->res_col_stride = transposed ? s->m : 1;
+        r->res = tensor_random(gpu, rng, p->res_type,
+                               span_of(s->batch, s->m, s->n, p->res_batch_stride,
+                                       p->res_row_stride, p->res_col_stride), -1, 1);
+        p->residual = (const void *)(uintptr_t)r->res.device;
+    }
+}
+
+static void tma_run_kernel(test_state_t *state, sdk_cu_module module, const mm_kernel_t *kernel) {
+    const gpu_t *gpu = state->gpu;
+    sdk_cu_function fn = gpu_function(gpu, module, kernel->symbol);
+    gpu_check(gpu, gpu->cu->func_set_attribute(fn, GPU_FUNC_MAX_DYNAMIC_SHARED, (int)kernel->smem),
+              "cuFuncSetAttribute");
+    check_t check = {0};
+    for (int i = 0; i < TMA_SHAPE_COUNT; ++i) {
+        mm_run_t r;
+        tma_prepare(gpu, &state->rng, kernel, i, &r);
+        cdnn_cuda_matmul_tma_params_t t;
+        memset(&t, 0, sizeof t);
+        t.matmul = r.p;
+        const char *why = cdnn_cuda_matmul_tma_refusal(&t.matmul, 1);
+        if (why) {
+            printf("FAIL %s case %d: the test's layout is refused: %s\n", kernel->symbol, i, why);
+            check.bad++;
+            mm_release(gpu, &r);
+            continue;
+        }
+        gpu_check(gpu, cdnn_cuda_matmul_tma_encode(&t, kernel->tile_m, kernel->tile_n,
+                                                   gpu->cu->tensor_map_encode_tiled),
+                  "cuTensorMapEncodeTiled");
+        /* Persistent: a block per tile on every third case, else 1 to 4
+         * blocks, each then taking many tiles around its ring. */
+        const int64_t tiles = ((r.p.n + kernel->tile_n - 1) / kernel->tile_n) *
+                              ((r.p.m + kernel->tile_m - 1) / kernel->tile_m) * r.p.batch;
+        const int64_t blocks = i % 3 == 0 || tiles < 1 + i % 4 ? tiles : 1 + i % 4;
+        gpu_launch(gpu, fn, (unsigned)blocks, 1, 1, (unsigned)kernel->threads, kernel->smem, &t);
+        gpu_sync(gpu);
+        tensor_fetch(gpu, &r.c);
+        mm_compare(&r, &r.c, &check);
+        mm_release(gpu, &r);
+    }
+    test_report(state, kernel->symbol, TMA_SHAPE_COUNT, &check);
+}
+
+void test_matmul_wgmma(test_state_t *state, sdk_cu_module module) {
+    /* Layouts TMA cannot take are refused, not run. */
+    cdnn_cuda_matmul_params_t odd = {.batch = 1, .m = 4, .n = 4, .k = 12, .a_row_stride = 12,
+                                     .a_col_stride = 1, .b_row_stride = 8, .b_col_stride = 1,
+                                     .a_type = CDNN_CUDA_BF16, .b_type = CDNN_CUDA_BF16};
+    check_t refusals = {0};
+    refusals.compared = 3;
+    if (!cdnn_cuda_matmul_tma_refusal(&odd, 0)) /* a's pitch of 24 bytes */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "pitch 12 taken");
+    odd.a_row_stride = 16, odd.a_col_stride = 2;
+    if (!cdnn_cuda_matmul_tma_refusal(&odd, 0)) /* a not k-contiguous */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "a stride 2 taken");
+    odd.a_col_stride = 1, odd.a = (const void *)(uintptr_t)8;
+    if (!cdnn_cuda_matmul_tma_refusal(&odd, 1)) /* a at 8 bytes past 16 */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "misaligned a taken");
+    test_report(state, "matmul_wgmma refusals", 3, &refusals);
+#define WGMMA_KERNELS(tm, tn, stages)                                                         \
+    for (int d = 0; d < 2; ++d) {                                                             \
+        mm_kernel_t k = {.ab_type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,          \
+                         .tile_n = tn, .threads = CDNN_CUDA_MATMUL_WGMMA_THREADS,              \
+                         .smem = CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages)};                \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_matmul_wgmma_%s_%dx%d",                \
+                 d ? "bf16" : "f16", tm, tn);                                                 \
+        tma_run_kernel(state, module, &k);                                                    \
+    }
+    CDNN_CUDA_MATMUL_WGMMA_CONFIGS(WGMMA_KERNELS)
+#undef WGMMA_KERNELS
 }

@@ -18,6 +18,7 @@
 #define CDNN_SDK_CUDA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef int sdk_cu_result;                  /* CUresult */
 typedef int sdk_cu_device;                  /* CUdevice */
@@ -83,6 +84,13 @@ typedef struct sdk_cuda {
     sdk_cu_result (*event_destroy)(sdk_cu_event event); /* cuEventDestroy_v2 */
     sdk_cu_result (*get_error_string)(sdk_cu_result error,
                                       const char **text); /* cuGetErrorString */
+    /* cuTensorMapEncodeTiled (CUDA 12.0): map is a CUtensorMap (128 bytes,
+     * 128-byte aligned); the enums are passed as int. */
+    sdk_cu_result (*tensor_map_encode_tiled)(void *map, int data_type, uint32_t rank,
+                                             void *address, const uint64_t *dims,
+                                             const uint64_t *strides, const uint32_t *box,
+                                             const uint32_t *element_strides, int interleave,
+                                             int swizzle, int l2_promotion, int oob_fill);
 } sdk_cuda_t;
 
 /**
