@@ -33,6 +33,8 @@ static const sdk_engine_t cpu_engines[] = {
      &cpu_blas_conv_engine},
     {"cpu:fused_pointwise", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
      &cpu_fused_pointwise_engine},
+    {"cpu:softmax", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
+     &cpu_softmax_engine},
     {"cpu:reference", 0, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 0, NULL,
      &cpu_reference_engine},
 };
