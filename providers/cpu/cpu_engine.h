@@ -33,6 +33,7 @@ extern const cpu_engine_t cpu_blas_matmul_engine;
 extern const cpu_engine_t cpu_blas_conv_engine;
 extern const cpu_engine_t cpu_fused_pointwise_engine;
 extern const cpu_engine_t cpu_softmax_engine;
+extern const cpu_engine_t cpu_copy_engine;
 
 /** A deep copy of a graph view that an engine context can keep. */
 typedef struct cpu_graph {

@@ -35,6 +35,8 @@ static const sdk_engine_t cpu_engines[] = {
      &cpu_fused_pointwise_engine},
     {"cpu:softmax", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
      &cpu_softmax_engine},
+    {"cpu:copy", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
+     &cpu_copy_engine},
     {"cpu:reference", 0, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 0, NULL,
      &cpu_reference_engine},
 };

@@ -25,6 +25,7 @@ void test_layernorm(void **state);
 void test_rmsnorm(void **state);
 void test_sdpa_fwd(void **state);
 void test_softmax(void **state);
+void test_data_movement(void **state);
 void test_fused_conv_bias_relu(void **state);
 void test_fused_matmul_bias_gelu_residual(void **state);
 void test_concurrent_execute(void **state);
