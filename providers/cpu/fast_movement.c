@@ -11,7 +11,8 @@
  * both sides are packed (one contiguous copy); other reshapes are left to
  * cpu:reference.  Elements are moved by their size in bytes, converting
  * nothing, so every type is exact.  Rows of a box (all but its last dim)
- * are split over threads.
+ * are split over threads; where the last dim's run is strided in the
+ * source (a transpose), rows are copied in 32 x 32 tiles.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -189,23 +190,54 @@ typedef struct move_job {
     char *dst;
 } move_job_t;
 
-/* Rows [begin, end) of the box: each its last dim's run. */
+/* Rows and columns of a tile: a transpose's source rows are far apart, so
+ * a row of y read whole would touch a page of x per element; a tile of
+ * MOVE_TILE rows reads MOVE_TILE neighbours of each page instead. */
+#define MOVE_TILE 32
+
+/* Element offsets of row r (its coordinates but the last). */
+static void row_offsets(const box_copy_t *b, int64_t r, int64_t *src, int64_t *dst)
+{
+    *src = b->src_offset;
+    *dst = b->dst_offset;
+    for (int32_t d = b->rank - 2; d >= 0; d--) {
+        int64_t i = r % b->dims[d];
+        r /= b->dims[d];
+        *src += i * b->src_strides[d];
+        *dst += i * b->dst_strides[d];
+    }
+}
+
+/* Rows [begin, end) of the box, each its last dim's run; where that run
+ * is strided in the source, in tiles of rows next to each other in the
+ * second-to-last dim. */
 static void move_rows(void *arg, int64_t begin, int64_t end)
 {
     const move_job_t *job = arg;
     const box_copy_t *b = job->box;
     int32_t last = b->rank - 1;
-    for (int64_t r = begin; r < end; r++) {
-        int64_t src = b->src_offset, dst = b->dst_offset, rest = r;
-        for (int32_t d = last - 1; d >= 0; d--) {
-            int64_t i = rest % b->dims[d];
-            rest /= b->dims[d];
-            src += i * b->src_strides[d];
-            dst += i * b->dst_strides[d];
+    int64_t n = b->dims[last], ss = b->src_strides[last], ds = b->dst_strides[last];
+    int64_t size = (int64_t)job->elem;
+    int tiled = ss != 1 && last >= 1;
+    for (int64_t r = begin; r < end;) {
+        int64_t rows = 1, ss2 = 0, ds2 = 0;
+        if (tiled) {
+            int64_t left_in_dim = b->dims[last - 1] - r % b->dims[last - 1];
+            rows = left_in_dim < end - r ? left_in_dim : end - r;
+            rows = rows < MOVE_TILE ? rows : MOVE_TILE;
+            ss2 = b->src_strides[last - 1];
+            ds2 = b->dst_strides[last - 1];
         }
-        move_run(job->elem, job->src + src * (int64_t)job->elem, b->src_strides[last],
-                 job->dst + dst * (int64_t)job->elem, b->dst_strides[last],
-                 b->dims[last]);
+        int64_t src, dst;
+        row_offsets(b, r, &src, &dst);
+        int64_t step = tiled ? MOVE_TILE : n;
+        for (int64_t c = 0; c < n; c += step) {
+            int64_t count = n - c < step ? n - c : step;
+            for (int64_t k = 0; k < rows; k++)
+                move_run(job->elem, job->src + (src + k * ss2 + c * ss) * size, ss,
+                         job->dst + (dst + k * ds2 + c * ds) * size, ds, count);
+        }
+        r += rows;
     }
 }
 

@@ -55,6 +55,22 @@ static void transpose_case(cdnn_data_type_t type, h_layout_t layout, h_values_t 
     h_run(&c);
 }
 
+/* Dims past cpu:copy's 32-by-32 tiles, with remainders, and a run of
+ * rows that ends inside a tile (rows of [3, 40, 37] split over dim 1). */
+static void transpose_tiled_case(cdnn_data_type_t type, h_layout_t layout,
+                                 h_values_t *packed)
+{
+    static const int64_t x[] = {3, 70, 45};
+    cdnn_transpose_attr_t t = {3, {0, 2, 1}};
+    h_case_t c;
+    mv_begin(&c, "transpose [3,70,45] perm 0,2,1", type, layout, packed);
+    h_input(&c, MV_X, type, 3, x, layout, mv_dist(type));
+    h_output(&c, MV_Y, type, 0, NULL, layout);
+    h_call(&c, cdnn_graph_transpose(c.graph, "tr", &t, MV_X, MV_Y), "cdnn_graph_transpose");
+    h_expect(&c, "cpu:copy");
+    h_run(&c);
+}
+
 static void slice_case(cdnn_data_type_t type, h_layout_t layout, h_values_t *packed)
 {
     static const int64_t x[] = {5, 7, 9}, y[] = {2, 3, 4};
@@ -100,7 +116,7 @@ void test_data_movement(void **state)
 {
     (void)state;
     void (*const cases[])(cdnn_data_type_t, h_layout_t, h_values_t *) = {
-        transpose_case, slice_case, concat_case, reshape_case};
+        transpose_case, transpose_tiled_case, slice_case, concat_case, reshape_case};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
         for (size_t t = 0; t < MV_TYPE_COUNT; t++) {
             h_values_t packed = {0};
