@@ -548,6 +548,32 @@ static void test_concat_slice_validation(void **state)
     expect_invalid(g, "output 'y'", "must be declared");
 }
 
+/* Argmax and argmin: y an index type, inferred with 1 at the axis. */
+static void test_argmax_validation(void **state)
+{
+    (void)state;
+    static const int64_t x[] = {3, 5, 2}, want[] = {3, 1, 2};
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_I64, 0, NULL, NULL));
+    OK(cdnn_graph_argmax(g, "am", -2, 1, 2));
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 2, 3, want);
+    cdnn_graph_destroy(g);
+
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    tensor(g, 2, "y", 0, NULL); /* f32 */
+    OK(cdnn_graph_argmin(g, "an", 1, 1, 2));
+    expect_invalid(g, "node 'an' (argmin): output 'y'", "index type");
+
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_I32, 0, NULL, NULL));
+    OK(cdnn_graph_argmax(g, "am", 3, 1, 2));
+    expect_invalid(g, "node 'am' (argmax): input 'x'", "no dim at the axis");
+}
+
 static void expect_shape(cdnn_graph_t *g, int64_t uid, int32_t rank, const int64_t *dims)
 {
     int32_t got_rank = 0;
@@ -686,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_softmax_validation),
         cmocka_unit_test(test_data_movement_validation),
         cmocka_unit_test(test_concat_slice_validation),
+        cmocka_unit_test(test_argmax_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -706,6 +706,21 @@ CDNN_API cdnn_status_t cdnn_graph_slice(cdnn_graph_t *graph, const char *name,
                                         int64_t y);
 
 /**
+ * Argmax along one axis: y holds, for each row of x along `axis` (negative
+ * from the end), the index of its largest element, the first one on a tie
+ * (NumPy's argmax; a NaN counts as largest, so the first NaN's index).  y
+ * has x's dims with 1 at the axis (inferred) and type i32 or i64; x any
+ * type (integers compared exactly).  Saves as graph format 1.2.
+ */
+CDNN_API cdnn_status_t cdnn_graph_argmax(cdnn_graph_t *graph, const char *name,
+                                         int32_t axis, int64_t x, int64_t y);
+
+/** Argmin along one axis: as cdnn_graph_argmax, the smallest element's
+ * index (a NaN counts as smallest). */
+CDNN_API cdnn_status_t cdnn_graph_argmin(cdnn_graph_t *graph, const char *name,
+                                         int32_t axis, int64_t x, int64_t y);
+
+/**
  * Check the graph and infer omitted output shapes.  On failure the status
  * is INVALID_GRAPH and the message names the node or tensor at fault.
  * Validating a valid graph again is a no-op.  Adding tensors or nodes

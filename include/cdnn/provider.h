@@ -75,6 +75,8 @@ typedef enum cdnn_op {
     CDNN_OP_TRANSPOSE,
     CDNN_OP_CONCAT,
     CDNN_OP_SLICE,
+    CDNN_OP_ARGMAX,
+    CDNN_OP_ARGMIN,
     CDNN_OP_COUNT
 } cdnn_op_t;
 
@@ -117,7 +119,8 @@ typedef union cdnn_node_attr {
     cdnn_reduction_mode_t reduction; /* REDUCTION */
     double epsilon;                  /* BATCHNORM_INFERENCE, *NORM */
     cdnn_sdpa_attr_t sdpa;           /* SDPA_FWD */
-    int32_t axis;                    /* SOFTMAX, LOG_SOFTMAX, CONCAT: in a
+    int32_t axis;                    /* SOFTMAX, LOG_SOFTMAX, CONCAT, ARGMAX,
+                                      * ARGMIN: in a
                                       * validated view 0 .. rank - 1 (the
                                       * caller's negative axis counted from
                                       * the end) */

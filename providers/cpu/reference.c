@@ -180,6 +180,8 @@ static cdnn_status_t run_node(const cdnn_node_view_t *node,
     case CDNN_OP_TRANSPOSE: ref_transpose(node, &t); break;
     case CDNN_OP_CONCAT: ref_concat(node, &t); break;
     case CDNN_OP_SLICE: ref_slice(node, &t); break;
+    case CDNN_OP_ARGMAX: ref_argmax(node, &t); break;
+    case CDNN_OP_ARGMIN: ref_argmin(node, &t); break;
     default:
         return sdk_fail(CDNN_STATUS_INTERNAL_ERROR,
                         "node '%s' has an unknown op (%d)", node->name,

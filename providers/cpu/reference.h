@@ -87,6 +87,8 @@ void ref_reshape(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_transpose(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_concat(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_slice(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
+void ref_argmax(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
+void ref_argmin(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 
 /* y = f(a, b, c) for one element of a pointwise node. */
 double ref_pointwise_value(const cdnn_pointwise_attr_t *attr, double a,

@@ -96,9 +96,9 @@ static cdnn_status_t applicable_engines(cdnn_graph_t *g, const cdnn_handle_t *h,
             char why[256];
             snprintf(why, sizeof why,
                      "its provider was built for provider ABI 1.%u, before the "
-                     "graph's ops or ports (softmax, log-softmax, reshape, "
-                     "transpose, concat, slice, layer-norm without bias: ABI "
-                     "1.%d); rebuild it against this cdnn",
+                     "graph's ops or ports (what graph format 1.2 added: "
+                     "softmax, data movement, argmax, layer-norm without bias; "
+                     "ABI 1.%d); rebuild it against this cdnn",
                      (unsigned)t->abi_minor, OP_TABLE_ABI_MINOR);
             add_reason(reasons, e->name, why);
             continue;

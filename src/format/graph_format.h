@@ -20,8 +20,8 @@
  * minor: a newer minor only adds fields, which are ignored.  A graph is
  * written as the lowest minor that expresses it, never below 1.1 (the
  * digest): 1.2 only when it uses what 1.2 added (softmax, log-softmax,
- * reshape, transpose, concat, slice, a layer-norm without bias; the op
- * table's since_minor and relaxed_minor),
+ * reshape, transpose, concat, slice, argmax, argmin, a layer-norm without
+ * bias; the op table's since_minor and relaxed_minor),
  * so that a graph using nothing newer saves the bytes it always did. */
 #define GRAPH_FORMAT_MAJOR 1
 #define GRAPH_FORMAT_MINOR 2

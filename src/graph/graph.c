@@ -622,6 +622,7 @@ cdnn_status_t cdnn_graph_sdpa_fwd(cdnn_graph_t *graph, const char *name,
     return add_node(graph, CDNN_OP_SDPA_FWD, name, in, 3, &o, 1, &a);
 }
 
+/* A node of one input, one output and an axis. */
 static cdnn_status_t add_softmax(cdnn_graph_t *g, cdnn_op_t op, const char *name,
                                  int32_t axis, int64_t x, int64_t y)
 {
@@ -686,6 +687,18 @@ cdnn_status_t cdnn_graph_slice(cdnn_graph_t *graph, const char *name,
         a.slice.step[i] = attr->step[i];
     }
     return add_node(graph, CDNN_OP_SLICE, name, &x, 1, &y, 1, &a);
+}
+
+cdnn_status_t cdnn_graph_argmax(cdnn_graph_t *graph, const char *name, int32_t axis,
+                                int64_t x, int64_t y)
+{
+    return add_softmax(graph, CDNN_OP_ARGMAX, name, axis, x, y);
+}
+
+cdnn_status_t cdnn_graph_argmin(cdnn_graph_t *graph, const char *name, int32_t axis,
+                                int64_t x, int64_t y)
+{
+    return add_softmax(graph, CDNN_OP_ARGMIN, name, axis, x, y);
 }
 
 cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,

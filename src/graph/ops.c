@@ -105,6 +105,17 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
         .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
         .attr = OP_ATTR_SLICE, .float_only = 0, .same_typed_inputs = 0,
         .shape_rule = shape_rule_slice, .since_minor = 2},
+    /* Indices: y is i32 or i64 (the shape rule), x any type. */
+    [CDNN_OP_ARGMAX] = {
+        .name = "argmax", .schema_name = "ArgMax",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_AXIS, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_arg_extreme, .since_minor = 2},
+    [CDNN_OP_ARGMIN] = {
+        .name = "argmin", .schema_name = "ArgMin",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_AXIS, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_arg_extreme, .since_minor = 2},
 };
 
 /* The attribute union is part of the provider ABI (cdnn_node_view_t): a

@@ -111,5 +111,6 @@ cdnn_status_t shape_rule_reshape(const struct node_check *c);
 cdnn_status_t shape_rule_transpose(const struct node_check *c);
 cdnn_status_t shape_rule_concat(const struct node_check *c);
 cdnn_status_t shape_rule_slice(const struct node_check *c);
+cdnn_status_t shape_rule_arg_extreme(const struct node_check *c);
 
 #endif

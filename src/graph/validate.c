@@ -755,6 +755,23 @@ cdnn_status_t shape_rule_softmax(const node_check_t *c)
     return expect_output(c, 0, x->rank, x->dims);
 }
 
+/* Argmax and argmin: an index per row, in y's i32 or i64. */
+cdnn_status_t shape_rule_arg_extreme(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0), *y = out_view(c, 0);
+    int32_t axis = c->n->attr.axis;
+    if (axis < -x->rank || axis >= x->rank)
+        return port_fail(c, 1, 0, axis < 0 ? "has fewer dims than the negative axis "
+                                             "counts back (bad attribute)"
+                                           : "has no dim at the axis (bad attribute)");
+    if (y->type != CDNN_DATA_TYPE_I32 && y->type != CDNN_DATA_TYPE_I64)
+        return port_fail(c, 0, 0, "must have an index type, i32 or i64 (type mismatch)");
+    int64_t dims[CDNN_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++)
+        dims[d] = d == (axis < 0 ? axis + x->rank : axis) ? 1 : x->dims[d];
+    return expect_output(c, 0, x->rank, dims);
+}
+
 /* ---- data movement ------------------------------------------------------ */
 
 /* Moving data converts nothing: y has x's type. */

@@ -906,6 +906,10 @@ static void test_softmax_round_trips(void **state)
             else
                 OK(cdnn_graph_softmax(g, "sm", axis, 1, 2));
             expect_round_trips(g, 2);
+            /* and an argmax of the same axis after it */
+            OK(cdnn_graph_tensor(g, 3, "i", CDNN_DATA_TYPE_I64, 0, NULL, NULL));
+            OK(cdnn_graph_argmax(g, "am", axis, 2, 3));
+            expect_round_trips(g, 2);
             char *json = NULL;
             OK(cdnn_graph_to_json(g, &json));
             assert_non_null(strstr(json, log_space ? "\"LogSoftmax\"" : "\"Softmax\""));

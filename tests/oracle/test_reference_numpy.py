@@ -115,6 +115,10 @@ STATUS_FUNCTIONS = {
     "cdnn_graph_log_softmax": [P, ctypes.c_char_p, ctypes.c_int32]
     + [ctypes.c_int64] * 2,
     "cdnn_graph_reshape": [P, ctypes.c_char_p] + [ctypes.c_int64] * 2,
+    "cdnn_graph_argmax": [P, ctypes.c_char_p, ctypes.c_int32]
+    + [ctypes.c_int64] * 2,
+    "cdnn_graph_argmin": [P, ctypes.c_char_p, ctypes.c_int32]
+    + [ctypes.c_int64] * 2,
     "cdnn_graph_concat": [P, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32,
                           I64P, ctypes.c_int64],
     "cdnn_graph_slice": [P, ctypes.c_char_p, ctypes.POINTER(SliceAttr)]
@@ -987,6 +991,33 @@ def case_concat_slice(api):
               (0, 1), (3, 2), (2, 2))
 
 
+def case_argmax(api):
+    """NumPy's argmax and argmin (first index on ties, first NaN wins) over
+    axes, a strided x, ties, NaN and integers beyond 2^53, into i64 and
+    i32."""
+    coarse = RNG.integers(-2, 3, (4, 6, 5)).astype(np.float32)  # many ties
+    nan_rows = randn(3, 7)
+    nan_rows[0, 4] = np.nan
+    nan_rows[2, [1, 5]] = np.nan
+    big = np.array([[2 ** 53, 2 ** 53 + 1, 2 ** 53 + 1, -5],
+                    [7, -(2 ** 62), 7, -(2 ** 62)]], np.int64)
+    cases = [("ties, axis 1", coarse, 1), ("ties, axis -1", coarse, -1),
+             ("ties, axis 0", coarse, 0), ("NaN rows", nan_rows, -1),
+             ("transposed x", randn(5, 8).T, 0),
+             ("i64 beyond 2^53", big, 1), ("f16", randn(3, 9, dtype=np.float16), 1)]
+    for kind, fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+        for name, x, axis in cases:
+            for out in (np.int64, np.int32):
+                want = np.expand_dims(fn(x, axis), axis)
+                g = Graph(api)
+                xu = g.input(x)
+                yu = g.output(array=np.full(want.shape, -7, out))
+                g.op(kind, axis, xu, yu)
+                g.run()
+                report_exact(f"{kind} {name} -> {np.dtype(out).name}",
+                             g.result(yu), want)
+
+
 def case_fused_virtual(api):
     """matmul -> bias add -> gelu, intermediates virtual (workspace)."""
     a, b, bias = randn(4, 6, 8), randn(4, 8, 5), randn(1, 1, 5)
@@ -1040,6 +1071,7 @@ CASES = [case_conv_fwd, case_conv_fwd_nhwc, case_conv_fwd_f16,
          case_integer_semantics, case_json_from_python,
          case_reductions, case_batchnorm, case_layernorm, case_rmsnorm,
          case_sdpa, case_softmax, case_reshape_transpose, case_concat_slice,
+         case_argmax,
          case_fused_virtual,
          case_concurrent_execute]
 
