@@ -13,7 +13,9 @@
  *   - every candidate kernel (tile x ISA level) this machine runs;
  *   - what the kernels cannot do is refused with its reason: groups, a
  *     1-D convolution, NCHW tensors, an activation they lack;
- *   - eight threads execute one plan at once.
+ *   - eight threads execute one plan at once;
+ *   - a benchmarking build times every candidate that applies, and its
+ *     choice saves and loads in a fresh process.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -404,6 +406,40 @@ static void test_conv_eight_threads_execute(void **state)
     cdnn_handle_destroy(h);
 }
 
+/* ---- benchmarking ------------------------------------------------------------------------- */
+
+static void test_conv_benchmarking_times_every_candidate(void **state)
+{
+    (void)state;
+    const conv_case_t c = {1, 16, 10, 10, 32, 3, 3, 1, 1, 1, 1, F32, NHWC, .bias = 1,
+                           .act = CDNN_PW_RELU_FWD};
+    cdnn_candidate_result_t results[32];
+    int32_t count = 0, chosen = -1, knobbed = 0;
+    cdnn_handle_t *h = kp_cpu_handle();
+    cdnn_graph_t *g = conv_graph(&c);
+    kp_build_pinned(g, h, CONV_ENGINE, "global.benchmarking", 1);
+    kp_run_t r = kp_run_graph(g, h);
+    OK(cdnn_graph_candidates(g, results, 32, &count, &chosen));
+    assert_true(chosen >= 0 && chosen < count);
+    assert_true(count >= 4); /* the default and at least x86-64-v2's three tiles */
+    for (int32_t i = 0; i < count; i++) {
+        assert_true(results[i].median_us >= 0);
+        knobbed += strstr(results[i].name, CONV_KNOB "=") != NULL;
+    }
+    assert_int_equal(knobbed, count - 1); /* the default, and one per other */
+    kp_bytes_t plan = kp_save(g, CDNN_SAVE_PLAN);
+    kp_child_t child = kp_in_child(plan, NULL);
+    if (child.status != CDNN_STATUS_SUCCESS)
+        fail_msg("the benchmarked plan did not load: %s", child.message);
+    kp_assert_same_outputs(&child.run, &r);
+    assert_true(child.resaved_same);
+    kp_child_free(&child);
+    kp_bytes_free(&plan);
+    kp_run_free(&r);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "kp-child") == 0)
@@ -413,6 +449,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_conv_round_trip_every_candidate),
         cmocka_unit_test(test_conv_refuses_what_the_kernels_cannot_do),
         cmocka_unit_test(test_conv_eight_threads_execute),
+        cmocka_unit_test(test_conv_benchmarking_times_every_candidate),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, setup, teardown);
