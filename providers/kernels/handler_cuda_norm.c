@@ -9,8 +9,8 @@
  * metadata says its geometry: rows_per_block (1 for a block per row, 8
  * for a warp per row) and threads; the grid is ceil(rows /
  * rows_per_block), the dynamic shared memory rows_per_block * cols * 4
- * bytes, which must stay within NORM_MAX_SHARED (the smallest opt-in limit
- * of the devices the cubins are built for).
+ * bytes, which must stay within CUDA_ROWS_MAX_SHARED (cuda_rows.h, shared
+ * with the softmax handler).
  *
  * Launch values: 1 (the launch's parallelism), kind, rows, cols, epsilon's
  * f32 bits, x and y each as uid, type, row and col stride, scale and shift
@@ -23,52 +23,21 @@
 
 #include <cdnn_sdk/error.h>
 
-#include "cuda_code.h"
+#include "cuda_rows.h"
 #include "handlers.h"
 #include "norm_pattern.h"
 
-#define NORM_MAX_SHARED (99 * 1024)
-
-enum { R_UID, R_TYPE, R_ROW_STRIDE, R_COL_STRIDE, R_VALUES };
 enum { P_PRESENT, P_UID, P_TYPE, P_STRIDE, P_VALUES };
 enum {
     V_PARALLELISM = LAUNCH_THREADS,
     V_KIND, V_ROWS, V_COLS, V_EPSILON,
-    V_X, V_Y = V_X + R_VALUES,
-    V_SCALE = V_Y + R_VALUES, V_SHIFT = V_SCALE + P_VALUES,
+    V_X, V_Y = V_X + CUDA_ROWS_TENSOR_VALUES, /* x and y as cuda_rows.h lays them out */
+    V_SCALE = V_Y + CUDA_ROWS_TENSOR_VALUES, V_SHIFT = V_SCALE + P_VALUES,
     V_GRID = V_SHIFT + P_VALUES, V_BLOCK, V_SMEM,
     V_COUNT
 };
 
 /* ---- deriving the launch ---------------------------------------------------------------- */
-
-/* The outer strides of role as one row stride over the outer dims. */
-static cdnn_status_t fold_rows(const cdnn_graph_view_t *g, const norm_pattern_t *p, int role,
-                               int64_t *stride)
-{
-    int64_t inner = 0;
-    *stride = 0;
-    for (int32_t i = p->rows.outer_rank - 1; i >= 0; i--) {
-        if (!inner)
-            *stride = p->strides[role][i];
-        else if (p->strides[role][i] != *stride * inner)
-            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the rows of '%s' do not fold into "
-                            "one stride (the CUDA kernels take one)",
-                            g->tensors[p->tensors[role]].name);
-        inner = inner ? inner * p->rows.outer_dims[i] : p->rows.outer_dims[i];
-    }
-    return CDNN_STATUS_SUCCESS;
-}
-
-static cdnn_status_t put_rows(int64_t *v, const cdnn_graph_view_t *g, const norm_pattern_t *p,
-                              int role)
-{
-    const cdnn_tensor_view_t *t = &g->tensors[p->tensors[role]];
-    v[R_UID] = t->uid;
-    v[R_TYPE] = t->type;
-    v[R_COL_STRIDE] = p->strides[role][p->rows.outer_rank];
-    return fold_rows(g, p, role, &v[R_ROW_STRIDE]);
-}
 
 static void put_param(int64_t *v, const cdnn_graph_view_t *g, const norm_pattern_t *p, int role)
 {
@@ -78,30 +47,6 @@ static void put_param(int64_t *v, const cdnn_graph_view_t *g, const norm_pattern
     v[P_UID] = g->tensors[p->tensors[role]].uid;
     v[P_TYPE] = g->tensors[p->tensors[role]].type;
     v[P_STRIDE] = p->strides[role][p->rows.outer_rank];
-}
-
-static cdnn_status_t put_geometry(int64_t *v, const norm_pattern_t *p,
-                                  const sdk_kpack_kv_t *m, int32_t n)
-{
-    int64_t per_block = 0, threads = 0, rows = 1;
-    cdnn_status_t st = kernel_metadata_int(m, n, "rows_per_block", 1, 64, &per_block);
-    if (st == CDNN_STATUS_SUCCESS)
-        st = kernel_metadata_int(m, n, "threads", 32, 1024, &threads);
-    if (st != CDNN_STATUS_SUCCESS)
-        return st;
-    for (int32_t i = 0; i < p->rows.outer_rank; i++)
-        rows *= p->rows.outer_dims[i];
-    int64_t shared = per_block * p->rows.cols * 4;
-    if (shared > NORM_MAX_SHARED)
-        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements need %lld bytes "
-                        "of shared memory in this kernel; at most %d", (long long)p->rows.cols,
-                        (long long)shared, NORM_MAX_SHARED);
-    v[V_ROWS] = rows;
-    v[V_COLS] = p->rows.cols;
-    v[V_GRID] = (rows + per_block - 1) / per_block;
-    v[V_BLOCK] = threads;
-    v[V_SMEM] = shared;
-    return CDNN_STATUS_SUCCESS;
 }
 
 static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
@@ -114,11 +59,13 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
         st = sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the graph asks for the norm's statistics, "
                       "which the CUDA kernels do not write");
     if (st == CDNN_STATUS_SUCCESS)
-        st = put_rows(v + V_X, g, &p, NORM_X);
+        st = cuda_rows_put_tensor(v + V_X, &p.rows, &g->tensors[p.tensors[NORM_X]],
+                                  p.strides[NORM_X]);
     if (st == CDNN_STATUS_SUCCESS)
-        st = put_rows(v + V_Y, g, &p, NORM_Y);
+        st = cuda_rows_put_tensor(v + V_Y, &p.rows, &g->tensors[p.tensors[NORM_Y]],
+                                  p.strides[NORM_Y]);
     if (st == CDNN_STATUS_SUCCESS)
-        st = put_geometry(v, &p, m, n);
+        st = cuda_rows_geometry(&p.rows, m, n, v + V_ROWS, v + V_GRID);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     float epsilon = (float)p.epsilon;
@@ -172,14 +119,10 @@ static cdnn_status_t params_of(const int64_t *v, const cdnn_exec_args_t *args,
     p->cols = v[V_COLS];
     p->kind = (int32_t)v[V_KIND];
     memcpy(&p->epsilon, &bits, sizeof bits);
-    p->x = launch_pointer(args, v[V_X + R_UID]);
-    p->x_type = (int32_t)v[V_X + R_TYPE];
-    p->x_row_stride = v[V_X + R_ROW_STRIDE];
-    p->x_col_stride = v[V_X + R_COL_STRIDE];
-    p->y = launch_pointer(args, v[V_Y + R_UID]);
-    p->y_type = (int32_t)v[V_Y + R_TYPE];
-    p->y_row_stride = v[V_Y + R_ROW_STRIDE];
-    p->y_col_stride = v[V_Y + R_COL_STRIDE];
+    p->x = cuda_rows_get_tensor(v + V_X, args, &p->x_type, &p->x_row_stride,
+                                &p->x_col_stride);
+    p->y = cuda_rows_get_tensor(v + V_Y, args, &p->y_type, &p->y_row_stride,
+                                &p->y_col_stride);
     p->scale = param(v + V_SCALE, args, &p->scale_stride, &p->scale_type, &missing);
     p->shift = param(v + V_SHIFT, args, &p->shift_stride, &p->shift_type, &missing);
     if (missing || !p->x || !p->y)
@@ -191,13 +134,8 @@ static cdnn_status_t params_of(const int64_t *v, const cdnn_exec_args_t *args,
 static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
 {
     cdnn_cuda_norm_params_t p;
-    const int64_t *v = l->values;
-    void *params[] = {&p};
-    cdnn_status_t st = params_of(v, args, &p);
-    const unsigned grid[3] = {(unsigned)v[V_GRID], 1, 1};
-    return st ? st
-              : cuda_code_launch(l->cuda, grid, (unsigned)v[V_BLOCK], (unsigned)v[V_SMEM],
-                                 args->stream, params);
+    cdnn_status_t st = params_of(l->values, args, &p);
+    return cuda_rows_run(l, args, V_GRID, &p, st);
 }
 
 static uint32_t shared_bytes(const int64_t *values)

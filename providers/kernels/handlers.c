@@ -13,11 +13,13 @@ static const dispatch_handler_t *const handlers[] = {
     &host_norm_handler_v1,
     &host_reduce_handler_v1,
     &host_conv_handler_v1,
+    &host_softmax_handler_v1,
     &cuda_matmul_handler_v1,
     &cuda_pointwise_handler_v1,
     &cuda_norm_handler_v1,
     &cuda_conv_handler_v1,
     &cuda_sdpa_handler_v1,
+    &cuda_softmax_handler_v1,
 };
 #define HANDLER_COUNT (sizeof handlers / sizeof *handlers)
 

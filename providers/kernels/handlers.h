@@ -90,10 +90,12 @@ extern const dispatch_handler_t host_pointwise_handler_v1;
 extern const dispatch_handler_t host_norm_handler_v1;
 extern const dispatch_handler_t host_reduce_handler_v1;
 extern const dispatch_handler_t host_conv_handler_v1;
+extern const dispatch_handler_t host_softmax_handler_v1;
 extern const dispatch_handler_t cuda_matmul_handler_v1;
 extern const dispatch_handler_t cuda_pointwise_handler_v1;
 extern const dispatch_handler_t cuda_norm_handler_v1;
 extern const dispatch_handler_t cuda_conv_handler_v1;
 extern const dispatch_handler_t cuda_sdpa_handler_v1;
+extern const dispatch_handler_t cuda_softmax_handler_v1;
 
 #endif

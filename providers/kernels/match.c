@@ -14,6 +14,7 @@
 #include "pointwise_program.h"
 #include "reduce_pattern.h"
 #include "sdpa_pattern.h"
+#include "softmax_pattern.h"
 
 /* ---- constraints ------------------------------------------------------------------ */
 
@@ -276,6 +277,19 @@ static cdnn_status_t sdpa_applies(const engine_constraints_t *c, const cdnn_grap
     return st == CDNN_STATUS_SUCCESS ? check_tensors(c, g) : st;
 }
 
+/* ---- softmax -------------------------------------------------------------------------- */
+
+static cdnn_status_t softmax_applies(const engine_constraints_t *c, const cdnn_graph_view_t *g)
+{
+    softmax_pattern_t p;
+    cdnn_status_t st = softmax_pattern_of(g, &p);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_tensors(c, g);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_dtype(c, &g->tensors[p.x]);
+    return st == CDNN_STATUS_SUCCESS ? check_dtype(c, &g->tensors[p.y]) : st;
+}
+
 #define TENSOR_CONSTRAINTS (CONSTRAINT_DTYPES | CONSTRAINT_MAX_RANK | CONSTRAINT_ALIGNMENT)
 
 static const match_function_t match_functions[] = {
@@ -288,6 +302,7 @@ static const match_function_t match_functions[] = {
     {"conv_fwd_nhwc_cuda", TENSOR_CONSTRAINTS | CONSTRAINT_EPILOGUE,
      conv_fwd_nhwc_cuda_applies},
     {"sdpa", TENSOR_CONSTRAINTS, sdpa_applies},
+    {"softmax", TENSOR_CONSTRAINTS, softmax_applies},
 };
 
 const match_function_t *match_function_find(const char *name)

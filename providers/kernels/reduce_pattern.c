@@ -12,14 +12,7 @@ static cdnn_status_t check_graph(const cdnn_graph_view_t *g)
     if (g->compute_type == CDNN_DATA_TYPE_F64)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the graph asks for f64 compute; the "
                         "reduction kernels sum in f32");
-    for (int32_t i = 0; i < g->tensor_count; i++) {
-        const cdnn_tensor_view_t *t = &g->tensors[i];
-        if (t->type != CDNN_DATA_TYPE_F32 && t->type != CDNN_DATA_TYPE_F16 &&
-            t->type != CDNN_DATA_TYPE_BF16)
-            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "'%s' is %s; the reduction kernels "
-                            "take f32, f16 and bf16", t->name, cdnn_data_type_name(t->type));
-    }
-    return CDNN_STATUS_SUCCESS;
+    return row_kernel_types(g, "the reduction kernels");
 }
 
 cdnn_status_t reduce_pattern_of(const cdnn_graph_view_t *g, reduce_pattern_t *p)

@@ -68,3 +68,39 @@ cdnn_status_t row_strides(const row_layout_t *r, const cdnn_tensor_view_t *t,
                         "normalised or reduced dims", t->name);
     return fold_columns(r, t, &strides[r->outer_rank]);
 }
+
+int64_t row_count(const row_layout_t *r)
+{
+    int64_t rows = 1;
+    for (int32_t i = 0; i < r->outer_rank; i++)
+        rows *= r->outer_dims[i];
+    return rows;
+}
+
+cdnn_status_t row_fold_outer(const row_layout_t *r, const int64_t *strides, const char *name,
+                             int64_t *stride)
+{
+    int64_t inner = 0;
+    *stride = 0;
+    for (int32_t i = r->outer_rank - 1; i >= 0; i--) {
+        if (!inner)
+            *stride = strides[i];
+        else if (strides[i] != *stride * inner)
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the rows of '%s' do not fold into "
+                            "one stride (the CUDA kernels take one)", name);
+        inner = inner ? inner * r->outer_dims[i] : r->outer_dims[i];
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+cdnn_status_t row_kernel_types(const cdnn_graph_view_t *g, const char *kernels)
+{
+    for (int32_t i = 0; i < g->tensor_count; i++) {
+        const cdnn_tensor_view_t *t = &g->tensors[i];
+        if (t->type != CDNN_DATA_TYPE_F32 && t->type != CDNN_DATA_TYPE_F16 &&
+            t->type != CDNN_DATA_TYPE_BF16)
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "'%s' is %s; %s take f32, f16 and "
+                            "bf16", t->name, cdnn_data_type_name(t->type), kernels);
+    }
+    return CDNN_STATUS_SUCCESS;
+}

@@ -36,4 +36,20 @@ cdnn_status_t row_layout_of(const cdnn_tensor_view_t *x, const uint8_t *across,
 cdnn_status_t row_strides(const row_layout_t *r, const cdnn_tensor_view_t *t,
                           int64_t *strides);
 
+/** SUCCESS when every tensor of g is f32, f16 or bf16, the types the row
+ * kernels take; else NOT_SUPPORTED naming it (kernels: "the softmax
+ * kernels", for the message). */
+cdnn_status_t row_kernel_types(const cdnn_graph_view_t *g, const char *kernels);
+
+/** The number of rows: the product of r's outer dims. */
+int64_t row_count(const row_layout_t *r);
+
+/**
+ * The outer strides of a tensor in r (row_strides' first outer_rank) as one
+ * row stride, rows numbered in order (for kernels that take rows x cols);
+ * NOT_SUPPORTED naming the tensor (name) when they do not fold into one.
+ */
+cdnn_status_t row_fold_outer(const row_layout_t *r, const int64_t *strides, const char *name,
+                             int64_t *stride);
+
 #endif

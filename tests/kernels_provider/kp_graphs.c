@@ -237,6 +237,93 @@ const kp_graph_case_t kp_reduction_cases[] = {
     {"bf16 norm2 over the first dim", norm2_first_bf16},
 };
 
+/* ---- softmax ------------------------------------------------------------------------------ */
+
+static cdnn_graph_t *softmax(int log, int32_t axis, cdnn_data_type_t type, int32_t rank,
+                             const int64_t *dims, const int64_t *x_strides)
+{
+    cdnn_graph_t *g = new_graph();
+    declare(g, 1, type, rank, dims, x_strides);
+    declare(g, 2, type, rank, dims, NULL);
+    OK(log ? cdnn_graph_log_softmax(g, "log_softmax", axis, 1, 2)
+           : cdnn_graph_softmax(g, "softmax", axis, 1, 2));
+    return g;
+}
+
+static cdnn_graph_t *softmax_short_rows(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {4, 6, 33};
+    return softmax(0, -1, CDNN_DATA_TYPE_F32, 3, x, NULL);
+}
+
+/* Rows longer than the buffered kernel keeps (4096): it recomputes. */
+static cdnn_graph_t *log_softmax_long_rows(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {3, 5000};
+    return softmax(1, 1, CDNN_DATA_TYPE_F32, 2, x, NULL);
+}
+
+/* Over a middle axis: rows strided, the others not one stride. */
+static cdnn_graph_t *softmax_middle_axis_f16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {2, 7, 130};
+    return softmax(0, 1, CDNN_DATA_TYPE_F16, 3, x, NULL);
+}
+
+/* A column-major x over its strided last dim into a packed y. */
+static cdnn_graph_t *log_softmax_transposed_bf16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {16, 64}, column_major[] = {1, 16};
+    return softmax(1, -1, CDNN_DATA_TYPE_BF16, 2, x, column_major);
+}
+
+/* Rows of 40 padded to 48 in x. */
+static cdnn_graph_t *softmax_padded_rows(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {5, 40}, padded[] = {48, 1};
+    return softmax(0, -1, CDNN_DATA_TYPE_F32, 2, x, padded);
+}
+
+static cdnn_graph_t *log_softmax_f16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {8, 1024};
+    return softmax(1, -1, CDNN_DATA_TYPE_F16, 2, x, NULL);
+}
+
+/* Over the first axis: columns of a row-major x. */
+static cdnn_graph_t *softmax_first_axis_bf16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {9, 7};
+    return softmax(0, 0, CDNN_DATA_TYPE_BF16, 2, x, NULL);
+}
+
+/* Rows of one element: every y is 1 (log: 0). */
+static cdnn_graph_t *log_softmax_rows_of_one(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {6, 1};
+    return softmax(1, -1, CDNN_DATA_TYPE_F32, 2, x, NULL);
+}
+
+const kp_graph_case_t kp_softmax_cases[] = {
+    {"softmax f32 4x6x33", softmax_short_rows},
+    {"log-softmax f32 rows of 5000", log_softmax_long_rows},
+    {"softmax f16 over the middle axis", softmax_middle_axis_f16},
+    {"log-softmax bf16 column-major", log_softmax_transposed_bf16},
+    {"softmax f32 padded rows", softmax_padded_rows},
+    {"log-softmax f16 rows of 1024", log_softmax_f16},
+    {"softmax bf16 over the first axis", softmax_first_axis_bf16},
+    {"log-softmax rows of one", log_softmax_rows_of_one},
+};
+
+const int kp_softmax_case_count = sizeof kp_softmax_cases / sizeof *kp_softmax_cases;
 const int kp_reduction_case_count = sizeof kp_reduction_cases / sizeof *kp_reduction_cases;
 const int kp_pointwise_case_count = sizeof kp_pointwise_cases / sizeof *kp_pointwise_cases;
 const int kp_norm_case_count = sizeof kp_norm_cases / sizeof *kp_norm_cases;

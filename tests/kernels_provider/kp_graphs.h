@@ -1,6 +1,7 @@
 /*
- * kp_graphs.h -- the pointwise and norm graphs the kernels provider's tests
- * run on every target: what each engine must get right.
+ * kp_graphs.h -- the pointwise, norm, reduction and softmax graphs the
+ * kernels provider's tests run on every target: what each engine must get
+ * right.
  */
 #ifndef CDNN_TESTS_KP_GRAPHS_H
 #define CDNN_TESTS_KP_GRAPHS_H
@@ -30,5 +31,11 @@ extern const int kp_norm_case_count;
  * two dims into f32, a bf16 norm2 over the first. */
 extern const kp_graph_case_t kp_reduction_cases[];
 extern const int kp_reduction_case_count;
+
+/* Softmax and log-softmax: short rows and rows of 5000 (longer than the
+ * host's buffered kernel keeps), f32/f16/bf16, over the last, a middle and
+ * the first axis, a column-major x, padded rows, rows of one element. */
+extern const kp_graph_case_t kp_softmax_cases[];
+extern const int kp_softmax_case_count;
 
 #endif

@@ -82,7 +82,7 @@ void kp_cleanup(void)
 
 /* ---- packs ------------------------------------------------------------------------------ */
 
-static void write_pack(const char *path, const sdk_kpack_spec_t *spec)
+void kp_write_pack(const char *path, const sdk_kpack_spec_t *spec)
 {
     char why[512];
     uint8_t *bytes = NULL;
@@ -114,6 +114,8 @@ static const host_family_t host_families[] = {
      "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"],\"epilogue\":[\"add\",\"bias\",\"gelu\","
      "\"gelu_tanh\",\"relu\",\"silu\",\"tanh\"]}",
      "host_conv", "host-conv-nhwc-v1"},
+    {"softmax_", "kernels:softmax_host", "softmax", "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"]}",
+     "host_softmax", "host-softmax-v1"},
 };
 #define HOST_FAMILY_COUNT (int)(sizeof host_families / sizeof *host_families)
 #define MAX_OBJECTS 64
@@ -205,7 +207,7 @@ void kp_write_host_pack(const char *dir, const char *name)
     sdk_kpack_spec_t spec = {"cdnn-host-test", "0.1.0", "host", n, kernels, engine_count,
                              engines};
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    write_pack(path, &spec);
+    kp_write_pack(path, &spec);
     for (int i = 0; i < n; i++)
         kp_bytes_free(&objects[i].code);
 }
@@ -237,7 +239,7 @@ void kp_write_marked_pack(const char *path, int mark)
         0, NULL, 1, ids};
     snprintf(version, sizeof version, "%d.0.0", mark);
     sdk_kpack_spec_t spec = {"cdnn-marked-test", version, "host", 1, &kernel, 1, &engine};
-    write_pack(path, &spec);
+    kp_write_pack(path, &spec);
     kp_bytes_free(&code);
 }
 
@@ -255,7 +257,7 @@ void kp_write_marked_engines_pack(const char *path, const kp_engine_entry_t *ent
             entries[i].name, 10, entries[i].match, "{}", entries[i].handler,
             entries[i].handler_version, entries[i].knob_count, entries[i].knobs, 1, ids};
     sdk_kpack_spec_t spec = {"cdnn-engines-test", "1.0.0", "host", 1, &kernel, count, engines};
-    write_pack(path, &spec);
+    kp_write_pack(path, &spec);
     kp_bytes_free(&code);
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <cdnn/cdnn.h>
+#include <cdnn_sdk/kpack.h>
 
 #define KP_MAX_IO 8
 
@@ -31,9 +32,13 @@ void kp_cleanup(void);
 /** The pack of the project's host kernels (every object built in
  * HOST_KERNEL_DIR of a family the test knows), one engine per family that
  * has objects (kernels:matmul_host, kernels:pointwise_host,
- * kernels:norm_host, kernels:reduce_host, kernels:conv_host), written to
+ * kernels:norm_host, kernels:reduce_host, kernels:conv_host,
+ * kernels:softmax_host), written to
  * dir/name. */
 void kp_write_host_pack(const char *dir, const char *name);
+
+/** spec written as a pack to path (the test fails when it cannot be). */
+void kp_write_pack(const char *path, const sdk_kpack_spec_t *spec);
 
 /** The pack of the test's marked matmul (its MARK=mark build), engine
  * kernels:marked_matmul, written to path: pack versions 1 and 2 differ

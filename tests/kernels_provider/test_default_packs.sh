@@ -21,7 +21,7 @@ fail() {
 "$cdnn" pack verify "$pack" || fail "cdnn pack verify $pack"
 
 "$cdnn" engines >"$tmp/engines"
-for engine in matmul_host pointwise_host norm_host reduce_host conv_host; do
+for engine in matmul_host pointwise_host norm_host reduce_host conv_host softmax_host; do
     grep -q " kernels:$engine " "$tmp/engines" ||
         fail "cdnn engines lists no kernels:$engine: $(cat "$tmp/engines")"
 done
@@ -72,4 +72,5 @@ round_trip norm_host "$examples/layernorm.json"
 round_trip norm_host "$examples/rmsnorm.json"
 round_trip reduce_host "$tmp/reduction_one.json"
 round_trip conv_host "$tmp/conv_bias_relu_nhwc.json"
+round_trip softmax_host "$examples/softmax.json"
 echo "default packs: kernels:* found with no CDNN_KERNEL_PATH, and each round-trips"

@@ -9,6 +9,8 @@
  *     against cpu:reference (f16, bf16, f32; batches, a transposed b, bias,
  *     activations, residual), save, load on a fresh handle, run the same
  *     bytes out, re-save byte for byte;
+ *   - kernels:softmax_cuda: the softmax and log-softmax graphs the host
+ *     engine runs, on both kernels, round-tripped the same way;
  *   - a benchmarking plan chooses at its first execute, timed by CUDA
  *     events, and saves after;
  *   - the plan on a CPU handle is refused (DEVICE_MISMATCH), and a plan
@@ -67,6 +69,7 @@
 #define CANDIDATE_KNOB "kernels.matmul_cuda.candidate"
 #define POINTWISE_ENGINE "kernels:pointwise_cuda"
 #define NORM_ENGINE "kernels:norm_cuda"
+#define SOFTMAX_ENGINE "kernels:softmax_cuda"
 
 static const char *object_dir;
 static const sdk_cuda_t *cu;
@@ -152,24 +155,42 @@ static void pointwise_kernels(sdk_kpack_spec_kernel_t *kernels, const char **ids
     }
 }
 
+/* The names of a row-kernel family's six kernels (static storage). */
+typedef struct row_kernel_names {
+    char id[6][32], symbol[2][32], signature[32];
+} row_kernel_names_t;
+
+/* A row-kernel family's kernels (norm, softmax: cuda_kernel.h), a block
+ * and a warp per row, in every target: <family>_{block,warp}_<target>. */
+static void row_kernels(const char *family, row_kernel_names_t *names,
+                        sdk_kpack_spec_kernel_t *kernels, const char **ids, kp_bytes_t code[3])
+{
+    static const sdk_kpack_kv_t block[] = {{"rows_per_block", "1"}, {"threads", "256"}};
+    static const sdk_kpack_kv_t warp[] = {{"rows_per_block", "8"}, {"threads", "256"}};
+    snprintf(names->signature, sizeof names->signature, "cuda-%s-v1", family);
+    for (int w = 0; w < 2; w++)
+        snprintf(names->symbol[w], sizeof names->symbol[w], "cdnn_cuda_%s_%s", family,
+                 w ? "warp" : "block");
+    for (int t = 0; t < 3; t++) {
+        code[t] = read_object(family, targets[t]);
+        for (int w = 0; w < 2; w++) {
+            int i = 2 * t + w;
+            snprintf(names->id[i], sizeof names->id[i], "%s_%s_%s", family,
+                     w ? "warp" : "block", targets[t]);
+            kernels[i] = (sdk_kpack_spec_kernel_t){
+                names->id[i], names->symbol[w], targets[t], names->signature,
+                code[t].data, code[t].size, 2, w ? warp : block};
+            ids[i] = names->id[i];
+        }
+    }
+}
+
 /* The norm kernels, a block and a warp per row, in every target. */
 static void norm_kernels(sdk_kpack_spec_kernel_t *kernels, const char **ids,
                          kp_bytes_t code[3])
 {
-    static char id[6][32];
-    static const sdk_kpack_kv_t block[] = {{"rows_per_block", "1"}, {"threads", "256"}};
-    static const sdk_kpack_kv_t warp[] = {{"rows_per_block", "8"}, {"threads", "256"}};
-    for (int t = 0; t < 3; t++) {
-        code[t] = read_object("norm", targets[t]);
-        for (int w = 0; w < 2; w++) {
-            int i = 2 * t + w;
-            snprintf(id[i], sizeof id[i], "norm_%s_%s", w ? "warp" : "block", targets[t]);
-            kernels[i] = (sdk_kpack_spec_kernel_t){
-                id[i], w ? "cdnn_cuda_norm_warp" : "cdnn_cuda_norm_block", targets[t],
-                "cuda-norm-v1", code[t].data, code[t].size, 2, w ? warp : block};
-            ids[i] = id[i];
-        }
-    }
+    static row_kernel_names_t names;
+    row_kernels("norm", &names, kernels, ids, code);
 }
 
 static void write_cuda_pack(const char *path)
@@ -334,21 +355,31 @@ static void test_cuda_pointwise_round_trips(void **state)
                          POINTWISE_ENGINE, NULL, 0);
 }
 
-/* Whether engine builds the graph on cuda:0 (else why not, printed). */
-static int builds(kp_make_graph_t make, const char *engine, const char *label)
+/* Whether engine (with knob=value when knob is not NULL) builds the graph
+ * on cuda:0 (else why not, printed). */
+static int builds_with(kp_make_graph_t make, const char *engine, const char *knob,
+                       int64_t value, const char *label)
 {
     cdnn_graph_t *g = make(NULL);
     cdnn_handle_t *h = cuda_handle();
     cdnn_build_options_t *opts = NULL;
     OK(cdnn_build_options_create(&opts));
     OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(engine)));
+    if (knob)
+        OK(cdnn_build_options_set_knob(opts, knob, value));
     cdnn_status_t st = cdnn_graph_build(g, h, opts);
     if (st != CDNN_STATUS_SUCCESS)
-        printf("  %s: not on %s: %s\n", label, engine, cdnn_last_error());
+        printf("  %s: not on %s%s%s: %s\n", label, engine, knob ? " with " : "",
+               knob ? knob : "", cdnn_last_error());
     cdnn_build_options_destroy(opts);
     cdnn_graph_destroy(g);
     cdnn_handle_destroy(h);
     return st == CDNN_STATUS_SUCCESS;
+}
+
+static int builds(kp_make_graph_t make, const char *engine, const char *label)
+{
+    return builds_with(make, engine, NULL, 0, label);
 }
 
 /* Every norm the CUDA kernels run (they write no statistics: two of the
@@ -366,6 +397,28 @@ static void test_cuda_norm_round_trips(void **state)
         ran++;
     }
     assert_int_equal(ran, 2);
+}
+
+/* Every softmax case the CUDA kernels run, on the default and on both
+ * kernels (a block and a warp per row; rows of 5000 are too long for a
+ * warp's shared memory).  All but the softmax over a middle axis, whose
+ * other dims fold into no one row stride, build by default. */
+static void test_cuda_softmax_round_trips(void **state)
+{
+    (void)state;
+    const char *knob = "kernels.softmax_cuda.candidate";
+    int by_default = 0;
+    for (int i = 0; i < kp_softmax_case_count; i++) {
+        const kp_graph_case_t *c = &kp_softmax_cases[i];
+        for (int64_t candidate = 0; candidate <= 2; candidate++) {
+            if (!builds_with(c->make, SOFTMAX_ENGINE, candidate ? knob : NULL, candidate,
+                             c->label))
+                continue;
+            round_trip_graph(c->make, NULL, c->label, SOFTMAX_ENGINE, knob, candidate);
+            by_default += candidate == 0;
+        }
+    }
+    assert_int_equal(by_default, kp_softmax_case_count - 1);
 }
 
 static void test_cuda_round_trips(void **state)
@@ -568,6 +621,24 @@ static void write_conv_sdpa_pack(const char *path)
         kp_bytes_free(&conv[t]);
         kp_bytes_free(&sdpa[t]);
     }
+}
+
+/* A pack of the softmax kernels, in the same directory. */
+static void write_softmax_pack(const char *path)
+{
+    static row_kernel_names_t names;
+    sdk_kpack_spec_kernel_t kernels[6];
+    const char *ids[6];
+    kp_bytes_t code[3];
+    row_kernels("softmax", &names, kernels, ids, code);
+    sdk_kpack_spec_engine_t engines[] = {
+        {SOFTMAX_ENGINE, 50, "softmax", "{}", "cuda_softmax", 1, 0, NULL, 6, ids},
+    };
+    sdk_kpack_spec_t spec = {"cdnn-cuda-softmax-test", "0.1.0", "cuda", 6, kernels, 1,
+                             engines};
+    kp_write_pack(path, &spec);
+    for (int t = 0; t < 3; t++)
+        kp_bytes_free(&code[t]);
 }
 
 /* y = act(conv(x, w) + bias), x and y channels-last (NHWC), the filter
@@ -935,6 +1006,8 @@ static int setup(void **state)
     write_cuda_pack(path);
     snprintf(path, sizeof path, "%s/cuda-conv-sdpa.kpack", pack_dir);
     write_conv_sdpa_pack(path);
+    snprintf(path, sizeof path, "%s/cuda-softmax.kpack", pack_dir);
+    write_softmax_pack(path);
     snprintf(marked_dir, sizeof marked_dir, "%s/marked-cuda", kp_temp_dir());
     snprintf(marked_pack, sizeof marked_pack, "%s/marked.kpack", marked_dir);
     if (mkdir(marked_dir, 0700) != 0)
@@ -979,6 +1052,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cuda_round_trips),
         cmocka_unit_test(test_cuda_pointwise_round_trips),
         cmocka_unit_test(test_cuda_norm_round_trips),
+        cmocka_unit_test(test_cuda_softmax_round_trips),
         cmocka_unit_test(test_cuda_every_candidate),
         cmocka_unit_test(test_cuda_benchmarking_chooses_by_device_clock),
         cmocka_unit_test(test_cuda_plan_elsewhere_refused),

@@ -15,8 +15,9 @@
  *   - every kernels:* host engine, every candidate: build, run against
  *     cpu:reference over shapes, strides, dtypes and epilogues, save as a
  *     plan and a container, load in a fresh process, run, re-save byte for
- *     byte.
+ *     byte (softmax and log-softmax too, and their rows holding -inf).
  */
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 #include "test_filter.h"
 
 #include <cdnn/cdnn.h>
+#include <cdnn_sdk/numeric.h>
 #include <cdnn_sdk/sha256.h>
 
 #include "kp_forge.h"
@@ -48,6 +50,7 @@
 #define POINTWISE_ENGINE "kernels:pointwise_host"
 #define NORM_ENGINE "kernels:norm_host"
 #define REDUCE_ENGINE "kernels:reduce_host"
+#define SOFTMAX_ENGINE "kernels:softmax_host"
 #define MARKED_ENGINE "kernels:marked_matmul"
 
 static char matmul_dir[256], marked_dir[256], marked_pack[300];
@@ -368,6 +371,126 @@ static void test_round_trip_reductions(void **state)
     for (int i = 0; i < kp_reduction_case_count; i++)
         round_trip(kp_reduction_cases[i].make, NULL, kp_reduction_cases[i].label, h,
                    REDUCE_ENGINE, NULL, 0);
+    cdnn_handle_destroy(h);
+}
+
+/* Every softmax case on the default kernel and the first two candidates
+ * (the buffered and the recomputing entry at the best ISA level). */
+static void test_round_trip_softmax(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = kp_cpu_handle();
+    assert_true(engine_index(h, SOFTMAX_ENGINE) >= 0);
+    for (int i = 0; i < kp_softmax_case_count; i++)
+        for (int64_t c = 0; c <= 2; c++)
+            round_trip(kp_softmax_cases[i].make, NULL, kp_softmax_cases[i].label, h,
+                       SOFTMAX_ENGINE, "kernels.softmax_host.candidate", c);
+    cdnn_handle_destroy(h);
+}
+
+/* x of rows x 37 with -inf in it: every third element of row 0, all but
+ * element 5 of row 1, all of row 2 (no softmax: NaN, as the reference);
+ * the other rows as filled. */
+#define INF_COLS 37
+static void put_minus_infinity(kp_run_t *r)
+{
+    for (int32_t i = 0; i < r->count; i++) {
+        if (r->io[i].uid != 1)
+            continue;
+        size_t elem = cdnn_data_type_size(r->io[i].type);
+        for (int64_t j = 0; j < INF_COLS; j++) {
+            char *row = (char *)r->ptrs[i] + (size_t)j * elem;
+            if (j % 3 == 0)
+                cdnn_store_element(r->io[i].type, row, -INFINITY);
+            if (j != 5)
+                cdnn_store_element(r->io[i].type, row + INF_COLS * elem, -INFINITY);
+            cdnn_store_element(r->io[i].type, row + 2 * INF_COLS * elem, -INFINITY);
+        }
+    }
+}
+
+/* The built run's y against the reference's: NaN where it has NaN, the
+ * same infinity where it has one, else within the type's tolerance. */
+static void assert_close_nonfinite(const kp_run_t *got, const kp_run_t *want, double tolerance,
+                                   const char *label)
+{
+    for (int32_t i = 0; i < want->count; i++) {
+        const cdnn_tensor_io_t *t = &want->io[i];
+        size_t elem = cdnn_data_type_size(t->type), n = t->span_bytes / elem;
+        for (size_t e = 0; t->is_output && e < n; e++) {
+            double x = cdnn_load_element(t->type, (char *)got->ptrs[i] + e * elem);
+            double y = cdnn_load_element(t->type, (char *)want->ptrs[i] + e * elem);
+            int ok = isnan(y) ? isnan(x) : isinf(y) ? x == y : fabs(x - y) <= tolerance;
+            if (!ok)
+                fail_msg("%s: y element %zu is %.7g, the reference %.7g", label, e, x, y);
+        }
+    }
+}
+
+static void minus_infinity_case(cdnn_handle_t *h, int log, cdnn_data_type_t type,
+                                int64_t candidate)
+{
+    const int64_t dims[] = {5, INF_COLS};
+    char label[96];
+    snprintf(label, sizeof label, "%s %s with -inf, candidate %lld",
+             log ? "log-softmax" : "softmax", cdnn_data_type_name(type), (long long)candidate);
+    kp_run_t runs[2];
+    for (int r = 0; r < 2; r++) {
+        cdnn_graph_t *g = NULL;
+        OK(cdnn_graph_create(&g));
+        OK(cdnn_graph_tensor(g, 1, "x", type, 2, dims, NULL));
+        OK(cdnn_graph_tensor(g, 2, "y", type, 2, dims, NULL));
+        OK(log ? cdnn_graph_log_softmax(g, "s", -1, 1, 2) : cdnn_graph_softmax(g, "s", -1, 1, 2));
+        if (r == 0)
+            kp_build_pinned(g, h, SOFTMAX_ENGINE, "kernels.softmax_host.candidate", candidate);
+        else
+            kp_build_pinned(g, h, "cpu:reference", NULL, 0);
+        runs[r] = kp_run_prepare(g);
+        put_minus_infinity(&runs[r]);
+        OK(kp_run_execute(g, h, &runs[r]));
+        cdnn_graph_destroy(g);
+    }
+    assert_close_nonfinite(&runs[0], &runs[1], type == CDNN_DATA_TYPE_F32 ? 1e-5 : 3e-2,
+                           label);
+    kp_run_free(&runs[0]);
+    kp_run_free(&runs[1]);
+}
+
+/* Rows holding -inf: those elements give 0 (log: -inf), the rest as
+ * though they were absent; a row of -inf only gives NaN as cpu:reference
+ * does.  Both entries, f32 and bf16, softmax and log-softmax. */
+static void test_round_trip_softmax_minus_infinity(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = kp_cpu_handle();
+    for (int log = 0; log <= 1; log++)
+        for (int64_t c = 1; c <= 2; c++) {
+            minus_infinity_case(h, log, CDNN_DATA_TYPE_F32, c);
+            minus_infinity_case(h, log, CDNN_DATA_TYPE_BF16, c);
+        }
+    cdnn_handle_destroy(h);
+}
+
+/* What the softmax kernels do not take is left to other engines, with a
+ * reason: f64 data. */
+static void test_round_trip_softmax_refusals(void **state)
+{
+    (void)state;
+    const int64_t dims[] = {3, 8};
+    cdnn_handle_t *h = kp_cpu_handle();
+    cdnn_graph_t *g = NULL;
+    cdnn_build_options_t *opts = NULL;
+    OK(cdnn_graph_create(&g));
+    OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_F64, 2, dims, NULL));
+    OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_F64, 2, dims, NULL));
+    OK(cdnn_graph_softmax(g, "s", -1, 1, 2));
+    OK(cdnn_build_options_create(&opts));
+    OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(SOFTMAX_ENGINE)));
+    assert_int_equal(cdnn_graph_build(g, h, opts), CDNN_STATUS_NOT_SUPPORTED);
+    if (!strstr(cdnn_last_error(), "'x' is f64"))
+        fail_msg("the refusal does not name x's type: %s", cdnn_last_error());
+    cdnn_build_options_destroy(opts);
+    cdnn_graph_destroy(g);
     cdnn_handle_destroy(h);
 }
 
@@ -827,6 +950,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_round_trip_pointwise, reset_environment),
         cmocka_unit_test_setup(test_round_trip_norms, reset_environment),
         cmocka_unit_test_setup(test_round_trip_reductions, reset_environment),
+        cmocka_unit_test_setup(test_round_trip_softmax, reset_environment),
+        cmocka_unit_test_setup(test_round_trip_softmax_minus_infinity, reset_environment),
+        cmocka_unit_test_setup(test_round_trip_softmax_refusals, reset_environment),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, setup, teardown);

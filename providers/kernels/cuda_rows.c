@@ -1,0 +1,57 @@
+#include "cuda_rows.h"
+
+#include <cdnn_sdk/error.h>
+
+#include "cuda_code.h"
+#include "handlers.h"
+
+cdnn_status_t cuda_rows_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m, int32_t n,
+                                 int64_t *shape, int64_t *launch)
+{
+    int64_t per_block = 0, threads = 0;
+    cdnn_status_t st = kernel_metadata_int(m, n, "rows_per_block", 1, 64, &per_block);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = kernel_metadata_int(m, n, "threads", 32, 1024, &threads);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    int64_t shared = per_block * r->cols * 4;
+    if (shared > CUDA_ROWS_MAX_SHARED)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements need %lld bytes "
+                        "of shared memory in this kernel; at most %d", (long long)r->cols,
+                        (long long)shared, CUDA_ROWS_MAX_SHARED);
+    shape[CUDA_ROWS_ROWS] = row_count(r);
+    shape[CUDA_ROWS_COLS] = r->cols;
+    launch[CUDA_ROWS_GRID] = (shape[CUDA_ROWS_ROWS] + per_block - 1) / per_block;
+    launch[CUDA_ROWS_BLOCK] = threads;
+    launch[CUDA_ROWS_SMEM] = shared;
+    return CDNN_STATUS_SUCCESS;
+}
+
+cdnn_status_t cuda_rows_put_tensor(int64_t *v, const row_layout_t *r,
+                                   const cdnn_tensor_view_t *t, const int64_t *strides)
+{
+    v[CUDA_ROWS_UID] = t->uid;
+    v[CUDA_ROWS_TYPE] = t->type;
+    v[CUDA_ROWS_COL_STRIDE] = strides[r->outer_rank];
+    return row_fold_outer(r, strides, t->name, &v[CUDA_ROWS_ROW_STRIDE]);
+}
+
+void *cuda_rows_get_tensor(const int64_t *v, const cdnn_exec_args_t *args, int32_t *type,
+                           int64_t *row_stride, int64_t *col_stride)
+{
+    *type = (int32_t)v[CUDA_ROWS_TYPE];
+    *row_stride = v[CUDA_ROWS_ROW_STRIDE];
+    *col_stride = v[CUDA_ROWS_COL_STRIDE];
+    return launch_pointer(args, v[CUDA_ROWS_UID]);
+}
+
+cdnn_status_t cuda_rows_run(const launch_t *l, const cdnn_exec_args_t *args, int32_t launch_at,
+                            void *params, cdnn_status_t st)
+{
+    const int64_t *v = l->values + launch_at;
+    void *kernel_params[] = {params};
+    const unsigned grid[3] = {(unsigned)v[CUDA_ROWS_GRID], 1, 1};
+    return st ? st
+              : cuda_code_launch(l->cuda, grid, (unsigned)v[CUDA_ROWS_BLOCK],
+                                 (unsigned)v[CUDA_ROWS_SMEM], args->stream, kernel_params);
+}

@@ -1,0 +1,60 @@
+/*
+ * cuda_rows.h -- the launch geometry the CUDA row kernels share (norm.cu,
+ * softmax.cu: kernels/cuda/cuda_kernel.h): rows x cols, each row cached
+ * in shared memory as f32, a block or a warp per row.
+ */
+#ifndef CDNN_KERNELS_CUDA_ROWS_H
+#define CDNN_KERNELS_CUDA_ROWS_H
+
+#include <cdnn/provider.h>
+#include <cdnn_sdk/kpack.h>
+
+#include "row_layout.h"
+
+/* The smallest opt-in shared-memory limit of the devices the cubins are
+ * built for (sm_80 and up). */
+#define CUDA_ROWS_MAX_SHARED (99 * 1024)
+
+/* Where the geometry goes in a handler's launch values. */
+enum { CUDA_ROWS_ROWS, CUDA_ROWS_COLS };                    /* at shape */
+enum { CUDA_ROWS_GRID, CUDA_ROWS_BLOCK, CUDA_ROWS_SMEM };    /* at launch */
+
+/**
+ * The geometry for the rows of r on a kernel whose metadata (m, n of them)
+ * says rows_per_block (1 for a block per row, 8 for a warp per row) and
+ * threads: shape gets rows and cols; launch gets the grid ceil(rows /
+ * rows_per_block), the block's threads and the dynamic shared memory
+ * rows_per_block * cols * 4 bytes.  NOT_SUPPORTED and why when the
+ * metadata is missing or out of range, or that shared memory exceeds
+ * CUDA_ROWS_MAX_SHARED.
+ */
+cdnn_status_t cuda_rows_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m, int32_t n,
+                                 int64_t *shape, int64_t *launch);
+
+/* A rows x cols tensor in launch values: uid, type, row and col stride. */
+enum { CUDA_ROWS_UID, CUDA_ROWS_TYPE, CUDA_ROWS_ROW_STRIDE, CUDA_ROWS_COL_STRIDE,
+       CUDA_ROWS_TENSOR_VALUES };
+
+/**
+ * Tensor t, with strides in r (row_strides), at v; NOT_SUPPORTED naming it
+ * when its rows do not fold into one stride (row_fold_outer).
+ */
+cdnn_status_t cuda_rows_put_tensor(int64_t *v, const row_layout_t *r,
+                                   const cdnn_tensor_view_t *t, const int64_t *strides);
+
+/** The tensor cuda_rows_put_tensor put at v: its pointer in args (NULL
+ * when the variant pack lacks it), type and strides. */
+void *cuda_rows_get_tensor(const int64_t *v, const cdnn_exec_args_t *args, int32_t *type,
+                           int64_t *row_stride, int64_t *col_stride);
+
+struct launch;
+
+/**
+ * Launch l's kernel with params (its one by-value parameter) on args'
+ * stream, the grid, block and shared bytes cuda_rows_geometry put at
+ * l->values + launch_at; st instead when the params failed.
+ */
+cdnn_status_t cuda_rows_run(const struct launch *l, const cdnn_exec_args_t *args,
+                            int32_t launch_at, void *params, cdnn_status_t st);
+
+#endif
