@@ -64,47 +64,83 @@ __device__ __forceinline__ int64_t offset_of(const cdnn_cuda_pointwise_params_t 
     return offset;
 }
 
+// The stack, in registers: slot 0 is the top, and a push or a pop moves
+// every slot by one.  Only constant indices touch it, so the compiler can
+// keep it in registers; indexing slots by the run-time depth put it in
+// local memory (a 384-byte frame a thread, more than L1 holds for a full
+// SM), which throttled the kernel to a sixth of the copy bandwidth.
+template <int W>
+struct Stack {
+    float slot[kStack][W];
+
+    __device__ __forceinline__ void push(const float (&v)[W]) {
+#pragma unroll
+        for (int d = kStack - 1; d > 0; --d)
+#pragma unroll
+            for (int w = 0; w < W; ++w)
+                slot[d][w] = slot[d - 1][w];
+#pragma unroll
+        for (int w = 0; w < W; ++w)
+            slot[0][w] = v[w];
+    }
+    // The two top slots become one: top = op(second, top).
+    __device__ __forceinline__ void combine(uint8_t op) {
+#pragma unroll
+        for (int w = 0; w < W; ++w)
+            slot[0][w] = apply_binary(op, slot[1][w], slot[0][w]);
+#pragma unroll
+        for (int d = 1; d < kStack - 1; ++d)
+#pragma unroll
+            for (int w = 0; w < W; ++w)
+                slot[d][w] = slot[d + 1][w];
+    }
+};
+
 // Run the program on W elements at once (the stack holds W lanes per
 // slot), so that the interpreter's decoding is paid once per W elements.
-// The stack is indexed by the run-time depth, so it lives in local memory
-// (L1-resident: 8 x W floats per thread); selecting slots by unrolled
-// compares instead made the compiler demote it all the same.
 template <int W>
 __device__ __forceinline__ void run_program(const cdnn_cuda_pointwise_params_t &p,
                                             const float (&inputs)[CDNN_CUDA_POINTWISE_MAX_INPUTS][W],
                                             float (&result)[W]) {
-    float stack[kStack][W];
-    int depth = 0;
+    Stack<W> stack;
     for (int pc = 0; pc < p.program_length; ++pc) {
         const uint8_t op = p.program[pc], arg = p.operand[pc];
         if (op == CDNN_CUDA_PW_PUSH_INPUT) {
+            // Input arg chosen by masks on the bits: branches or selects on
+            // arg were merged back into a load indexed by arg, which put
+            // inputs[] in local memory.
+            uint32_t mask[CDNN_CUDA_POINTWISE_MAX_INPUTS];
 #pragma unroll
             for (int t = 0; t < CDNN_CUDA_POINTWISE_MAX_INPUTS; ++t)
-                if (arg == t)
+                mask[t] = arg == t ? 0xffffffffu : 0u;
+            float v[W];
 #pragma unroll
-                    for (int w = 0; w < W; ++w)
-                        stack[depth][w] = inputs[t][w];
-            ++depth;
+            for (int w = 0; w < W; ++w) {
+                uint32_t bits = 0;
+#pragma unroll
+                for (int t = 0; t < CDNN_CUDA_POINTWISE_MAX_INPUTS; ++t)
+                    bits |= __float_as_uint(inputs[t][w]) & mask[t];
+                v[w] = __uint_as_float(bits);
+            }
+            stack.push(v);
         } else if (op == CDNN_CUDA_PW_PUSH_CONST) {
+            float v[W];
             const float c = p.constants[arg];
 #pragma unroll
             for (int w = 0; w < W; ++w)
-                stack[depth][w] = c;
-            ++depth;
+                v[w] = c;
+            stack.push(v);
         } else if (op < CDNN_CUDA_PW_ADD) {
 #pragma unroll
             for (int w = 0; w < W; ++w)
-                stack[depth - 1][w] = apply_unary(op, stack[depth - 1][w]);
+                stack.slot[0][w] = apply_unary(op, stack.slot[0][w]);
         } else {
-#pragma unroll
-            for (int w = 0; w < W; ++w)
-                stack[depth - 2][w] = apply_binary(op, stack[depth - 2][w], stack[depth - 1][w]);
-            --depth;
+            stack.combine(op);
         }
     }
 #pragma unroll
     for (int w = 0; w < W; ++w)
-        result[w] = stack[0][w];
+        result[w] = stack.slot[0][w];
 }
 
 // Element by element, for any strides: each thread first loads all inputs
@@ -148,13 +184,23 @@ __device__ __forceinline__ bool vectorisable(const cdnn_cuda_pointwise_params_t 
 }
 
 // 8 consecutive elements at `first` of a contiguous operand, in 16-byte
-// loads (two for f32, one for f16/bf16).
-__device__ __forceinline__ void load8(const void *base, int32_t type, int64_t first, float *out) {
+// loads (two for f32, one for f16/bf16).  The f32 case is spelled out so
+// that no write can reach past out[7] on any path: a possible one (the
+// second half through unpack16 at out + 4) kept the compiler from holding
+// the callers' arrays in registers.
+__device__ __forceinline__ void load8(const void *base, int32_t type, int64_t first,
+                                      float (&out)[8]) {
     const char *bytes = static_cast<const char *>(base) + first * element_bytes(type);
     const uint4 *vec = reinterpret_cast<const uint4 *>(bytes);
-    const int got = unpack16(__ldg(vec), type, out);
-    if (got == 4)
-        unpack16(__ldg(vec + 1), type, out + 4);
+    if (type != CDNN_CUDA_F32) {
+        unpack16(__ldg(vec), type, out);
+        return;
+    }
+    const uint4 lo = __ldg(vec), hi = __ldg(vec + 1);
+    const uint32_t words[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+        out[e] = __uint_as_float(words[e]);
 }
 
 __device__ __forceinline__ void store8(void *base, int32_t type, int64_t first, const float *v) {
