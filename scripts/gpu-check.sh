@@ -87,7 +87,7 @@ fi
 if [ -f "$stage/lib/cdnn/kernels/cuda.kpack" ]; then
     check kernels_cuda_pack sh -c "'$stage/bin/cdnn' pack verify '$stage/lib/cdnn/kernels/cuda.kpack' &&
         '$stage/bin/cdnn' engines --device cuda:0 > '$out/engines_cuda_pack.txt' &&
-        for e in matmul conv sdpa; do grep \" kernels:\${e}_cuda \" '$out/engines_cuda_pack.txt' || exit 1; done"
+        for e in matmul conv sdpa softmax; do grep \" kernels:\${e}_cuda \" '$out/engines_cuda_pack.txt' || exit 1; done"
 fi
 # The matmul kernels next to cuBLAS (PyTorch), device events, median.
 if [ -x "$stage/bin/bench_gpu_matmul" ]; then
