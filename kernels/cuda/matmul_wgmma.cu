@@ -157,17 +157,39 @@ __device__ __forceinline__ void store_eight(const cdnn_cuda_matmul_params_t &p, 
     }
 }
 
-// One warp's 16 x 32 chunk: registers to buf, the epilogue's bias,
-// activation and residual in place (only when there are any; one element
-// a lane, along rows, so that bias and residual loads coalesce), then the
-// stores.  The accumulator layout of wgmma m64nN (f32): lane l of warp w
+// The chunk's bias, activation and residual, in place in buf: lane l takes
+// column l of the 16 rows (so that residual loads coalesce), four rows at
+// a time for independent work in flight; the activation is fixed at
+// compile time, so that no switch runs per element.
+template <int Act>
+__device__ __forceinline__ void finish_rows(const cdnn_cuda_matmul_params_t &p, int64_t batch,
+                                            int64_t row0, int64_t col, float bias, float *buf) {
+    const int lane = threadIdx.x % 32;
+    const bool residual = p.residual && col < p.n;
+#pragma unroll 4
+    for (int rr = 0; rr < 16; ++rr) {
+        const int64_t row = row0 + rr;
+        float x = activate(buf[rr * kChunkPitch + lane] + bias, Act);
+        if (residual && row < p.m)
+            x += load_as_f32(p.residual,
+                             batch * p.res_batch_stride + row * p.res_row_stride +
+                                 col * p.res_col_stride,
+                             p.res_type);
+        buf[rr * kChunkPitch + lane] = x;
+    }
+}
+
+// One warp's 16 x 32 chunk: registers to buf, the epilogue's bias (this
+// lane's column's, loaded before the k loop), activation and residual in
+// place (only when there are any), then the stores.  The accumulator layout of wgmma m64nN (f32): lane l of warp w
 // of the warpgroup holds, for each 8-column block j, (16 w + l / 4,
 // 8 j + 2 (l % 4) + {0, 1}) in d[4j], d[4j + 1] and the same 8 rows below
 // in d[4j + 2], d[4j + 3].
 template <int TileN, int Chunk>
 __device__ __forceinline__ void finish_chunk(const cdnn_cuda_matmul_params_t &p, int64_t batch,
                                              int64_t row0, int64_t col0,
-                                             const float (&acc)[TileN / 2], float *buf) {
+                                             const float (&acc)[TileN / 2], float bias,
+                                             float *buf) {
     const int lane = threadIdx.x % 32;
     const int r = lane / 4, c = 2 * (lane % 4);
 #pragma unroll
@@ -181,18 +203,25 @@ __device__ __forceinline__ void finish_chunk(const cdnn_cuda_matmul_params_t &p,
     __syncwarp();
     if (p.bias || p.residual || p.activation != CDNN_CUDA_ACT_NONE) {
         const int64_t col = col0 + lane;
-        const float bias = p.bias && col < p.n ? load_as_f32(p.bias, col * p.bias_stride, p.bias_type)
-                                               : 0.0f;
-#pragma unroll 1
-        for (int rr = 0; rr < 16; ++rr) {
-            const int64_t row = row0 + rr;
-            float x = activate(buf[rr * kChunkPitch + lane] + bias, p.activation);
-            if (p.residual && row < p.m && col < p.n)
-                x += load_as_f32(p.residual,
-                                 batch * p.res_batch_stride + row * p.res_row_stride +
-                                     col * p.res_col_stride,
-                                 p.res_type);
-            buf[rr * kChunkPitch + lane] = x;
+        switch (p.activation) {
+        case CDNN_CUDA_ACT_RELU:
+            finish_rows<CDNN_CUDA_ACT_RELU>(p, batch, row0, col, bias, buf);
+            break;
+        case CDNN_CUDA_ACT_GELU:
+            finish_rows<CDNN_CUDA_ACT_GELU>(p, batch, row0, col, bias, buf);
+            break;
+        case CDNN_CUDA_ACT_GELU_TANH:
+            finish_rows<CDNN_CUDA_ACT_GELU_TANH>(p, batch, row0, col, bias, buf);
+            break;
+        case CDNN_CUDA_ACT_SILU:
+            finish_rows<CDNN_CUDA_ACT_SILU>(p, batch, row0, col, bias, buf);
+            break;
+        case CDNN_CUDA_ACT_TANH:
+            finish_rows<CDNN_CUDA_ACT_TANH>(p, batch, row0, col, bias, buf);
+            break;
+        default:
+            finish_rows<CDNN_CUDA_ACT_NONE>(p, batch, row0, col, bias, buf);
+            break;
         }
         __syncwarp();
     }
@@ -208,16 +237,19 @@ template <int TileN, int Chunk>
 struct ChunkLoop {
     __device__ __forceinline__ static void run(const cdnn_cuda_matmul_params_t &p, int64_t batch,
                                                int64_t row0, int64_t col0,
-                                               const float (&acc)[TileN / 2], float *buf) {
-        ChunkLoop<TileN, Chunk - 1>::run(p, batch, row0, col0, acc, buf);
-        finish_chunk<TileN, Chunk - 1>(p, batch, row0, col0 + (Chunk - 1) * kChunkCols, acc, buf);
+                                               const float (&acc)[TileN / 2],
+                                               const float (&bias)[TileN / kChunkCols],
+                                               float *buf) {
+        ChunkLoop<TileN, Chunk - 1>::run(p, batch, row0, col0, acc, bias, buf);
+        finish_chunk<TileN, Chunk - 1>(p, batch, row0, col0 + (Chunk - 1) * kChunkCols, acc,
+                                       bias[Chunk - 1], buf);
     }
 };
 template <int TileN>
 struct ChunkLoop<TileN, 0> {
     __device__ __forceinline__ static void run(const cdnn_cuda_matmul_params_t &, int64_t,
                                                int64_t, int64_t, const float (&)[TileN / 2],
-                                               float *) {}
+                                               const float (&)[TileN / kChunkCols], float *) {}
 };
 
 // ---- the kernel -------------------------------------------------------------------------
@@ -314,6 +346,15 @@ __device__ __forceinline__ void consume(const cdnn_cuda_matmul_params_t &p, cons
     int64_t step = 0;
     for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         const Tile tile = tile_at<TileM, TileN>(p, t);
+        // The bias of this lane's column of each 32-column chunk, loaded now
+        // so that its latency hides under the k loop.
+        float bias[TileN / kChunkCols];
+#pragma unroll
+        for (int c = 0; c < TileN / kChunkCols; ++c) {
+            const int64_t col = tile.n0 + c * kChunkCols + lane;
+            bias[c] = p.bias && col < p.n ? load_as_f32(p.bias, col * p.bias_stride, p.bias_type)
+                                          : 0.0f;
+        }
 #pragma unroll
         for (int st = 0; st < kSubTiles; ++st)
 #pragma unroll
@@ -355,7 +396,7 @@ __device__ __forceinline__ void consume(const cdnn_cuda_matmul_params_t &p, cons
         for (int st = 0; st < kSubTiles; ++st) {
             fence_registers(acc[st]);
             ChunkLoop<TileN, TileN / kChunkCols>::run(
-                p, tile.batch, tile.m0 + row0 + 64 * st + 16 * warp, tile.n0, acc[st], buf);
+                p, tile.batch, tile.m0 + row0 + 64 * st + 16 * warp, tile.n0, acc[st], bias, buf);
         }
     }
 }

@@ -5,7 +5,8 @@
  *
  *     test_kernels_cuda DIR      DIR: the .cubin and .ptx files
  *
- *   - every cuda matmul engine's default and candidates: build, run
+ *   - every cuda matmul engine's default and candidates (the sm_90a
+ *     wgmma + TMA kernels too, through the handler's tensor maps): build, run
  *     against cpu:reference (f16, bf16, f32; batches, a transposed b, bias,
  *     activations, residual), save, load on a fresh handle, run the same
  *     bytes out, re-save byte for byte;
@@ -84,7 +85,8 @@ static const char *const targets[] = {"sm_90a", "sm_80", "compute_80"};
 typedef struct cuda_kernel {
     char id[96], symbol[96], dtype[8], tile_m[8], tile_n[8], threads[8], smem[16];
     const char *target;
-    sdk_kpack_kv_t metadata[5];
+    sdk_kpack_kv_t metadata[6];
+    int metadata_count;
     kp_bytes_t *code;
 } cuda_kernel_t;
 
@@ -94,6 +96,7 @@ static int add_kernel(cuda_kernel_t *k, int n, const char *dtype, int tm, int tn
     cuda_kernel_t *c = &k[n];
     snprintf(c->id, sizeof c->id, "matmul_%s_%dx%d_%s", dtype, tm, tn, target);
     snprintf(c->symbol, sizeof c->symbol, "cdnn_cuda_matmul_%s_%dx%d", dtype, tm, tn);
+    c->metadata_count = 5;
     snprintf(c->dtype, sizeof c->dtype, "%s", dtype);
     snprintf(c->tile_m, sizeof c->tile_m, "%d", tm);
     snprintf(c->tile_n, sizeof c->tile_n, "%d", tn);
@@ -109,6 +112,22 @@ static int add_kernel(cuda_kernel_t *k, int n, const char *dtype, int tm, int tn
     return n + 1;
 }
 
+/* A Hopper kernel (matmul_wgmma.cu): as above, named wgmma and taking
+ * tensor maps (metadata tensor_maps=1, in the keys' order). */
+static int add_wgmma_kernel(cuda_kernel_t *k, int n, const char *dtype, int tm, int tn,
+                            unsigned smem, kp_bytes_t *code)
+{
+    n = add_kernel(k, n, dtype, tm, tn, CDNN_CUDA_MATMUL_WGMMA_THREADS, smem, "sm_90a", code);
+    cuda_kernel_t *c = &k[n - 1];
+    snprintf(c->id, sizeof c->id, "matmul_wgmma_%s_%dx%d_sm_90a", dtype, tm, tn);
+    snprintf(c->symbol, sizeof c->symbol, "cdnn_cuda_matmul_wgmma_%s_%dx%d", dtype, tm, tn);
+    for (int i = 5; i > 2; i--)
+        c->metadata[i] = c->metadata[i - 1];
+    c->metadata[2] = (sdk_kpack_kv_t){"tensor_maps", "1"};
+    c->metadata_count = 6;
+    return n;
+}
+
 static kp_bytes_t read_object(const char *name, const char *target)
 {
     char path[512];
@@ -117,8 +136,10 @@ static kp_bytes_t read_object(const char *name, const char *target)
     return kp_read_file(path);
 }
 
-/* Every matmul kernel in every target, the tensor-core ones then f32. */
-static int list_kernels(cuda_kernel_t *k, kp_bytes_t tc[3], kp_bytes_t f32[3])
+/* Every matmul kernel in every target, the tensor-core ones then f32, then
+ * the sm_90a-only wgmma ones (their code object in *wgmma). */
+static int list_kernels(cuda_kernel_t *k, kp_bytes_t tc[3], kp_bytes_t f32[3],
+                        kp_bytes_t *wgmma)
 {
     int n = 0;
     for (int t = 0; t < 3; t++) {
@@ -137,6 +158,14 @@ static int list_kernels(cuda_kernel_t *k, kp_bytes_t tc[3], kp_bytes_t f32[3])
         CDNN_CUDA_MATMUL_F32_CONFIGS(F32)
 #undef F32
     }
+    *wgmma = read_object("matmul_wgmma", "sm_90a");
+#define WGMMA(tm, tn, stages)                                                            \
+    n = add_wgmma_kernel(k, n, "f16", tm, tn, CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), \
+                         wgmma);                                                         \
+    n = add_wgmma_kernel(k, n, "bf16", tm, tn, CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), \
+                         wgmma);
+    CDNN_CUDA_MATMUL_WGMMA_CONFIGS(WGMMA)
+#undef WGMMA
     return n;
 }
 
@@ -196,17 +225,18 @@ static void norm_kernels(sdk_kpack_spec_kernel_t *kernels, const char **ids,
 static void write_cuda_pack(const char *path)
 {
     static cuda_kernel_t k[MAX_KERNELS];
-    kp_bytes_t tc[3], f32[3], pointwise[3], norm[3];
+    kp_bytes_t tc[3], f32[3], pointwise[3], norm[3], wgmma;
     sdk_kpack_spec_kernel_t kernels[MAX_KERNELS + 9];
     const char *ids[MAX_KERNELS + 9];
     char why[512];
     uint8_t *bytes = NULL;
     size_t size = 0;
-    int n = list_kernels(k, tc, f32);
+    int n = list_kernels(k, tc, f32, &wgmma);
     for (int i = 0; i < n; i++) {
         kernels[i] = (sdk_kpack_spec_kernel_t){k[i].id, k[i].symbol, k[i].target,
                                                "cuda-matmul-v1", k[i].code->data,
-                                               k[i].code->size, 5, k[i].metadata};
+                                               k[i].code->size, k[i].metadata_count,
+                                               k[i].metadata};
         ids[i] = k[i].id;
     }
     pointwise_kernels(kernels + n, ids + n, pointwise);
@@ -231,6 +261,7 @@ static void write_cuda_pack(const char *path)
         kp_bytes_free(&pointwise[t]);
         kp_bytes_free(&norm[t]);
     }
+    kp_bytes_free(&wgmma);
 }
 
 /* ---- runs on the device --------------------------------------------------------------- */
