@@ -209,16 +209,11 @@ static void *execute_shared(void *p)
     return NULL;
 }
 
-static void test_engines_eight_threads_execute(void **state)
+/* g, built on h, run by eight threads at once as by one alone. */
+static void assert_eight_threads_agree(cdnn_graph_t *g, cdnn_handle_t *h)
 {
-    (void)state;
-    const kp_matmul_t m = {1, {3, 0}, 40, 24, 56, CDNN_DATA_TYPE_F32, .bias = 1,
-                           .act = CDNN_PW_GELU_FWD, .residual = 1};
     shared_run_t runs[8];
     pthread_t threads[8];
-    cdnn_handle_t *h = kp_cpu_handle();
-    cdnn_graph_t *g = kp_matmul_graph(&m);
-    kp_build_pinned(g, h, MATMUL_ENGINE, NULL, 0);
     kp_run_t alone = kp_run_graph(g, h);
     for (int i = 0; i < 8; i++) {
         runs[i] = (shared_run_t){g, h, kp_run_prepare(g), CDNN_STATUS_SUCCESS};
@@ -231,7 +226,26 @@ static void test_engines_eight_threads_execute(void **state)
         kp_run_free(&runs[i].run);
     }
     kp_run_free(&alone);
+}
+
+/* A matmul plan and every softmax plan (rows of 5000 among them, on the
+ * buffered entry's recomputing fallback), each run by eight threads. */
+static void test_engines_eight_threads_execute(void **state)
+{
+    (void)state;
+    const kp_matmul_t m = {1, {3, 0}, 40, 24, 56, CDNN_DATA_TYPE_F32, .bias = 1,
+                           .act = CDNN_PW_GELU_FWD, .residual = 1};
+    cdnn_handle_t *h = kp_cpu_handle();
+    cdnn_graph_t *g = kp_matmul_graph(&m);
+    kp_build_pinned(g, h, MATMUL_ENGINE, NULL, 0);
+    assert_eight_threads_agree(g, h);
     cdnn_graph_destroy(g);
+    for (int i = 0; i < kp_softmax_case_count; i++) {
+        g = kp_softmax_cases[i].make(NULL);
+        kp_build_pinned(g, h, SOFTMAX_ENGINE, NULL, 0);
+        assert_eight_threads_agree(g, h);
+        cdnn_graph_destroy(g);
+    }
     cdnn_handle_destroy(h);
 }
 
