@@ -19,9 +19,14 @@ cdnn_status_t cuda_rows_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m,
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements need %lld bytes "
                         "of shared memory in this kernel; at most %d", (long long)r->cols,
                         (long long)shared, CUDA_ROWS_MAX_SHARED);
-    shape[CUDA_ROWS_ROWS] = row_count(r);
+    int64_t rows = row_count(r), grid = (rows + per_block - 1) / per_block;
+    if (grid > CUDA_ROWS_MAX_GRID)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%lld rows need %lld blocks of this "
+                        "kernel; a grid holds at most %lld", (long long)rows, (long long)grid,
+                        (long long)CUDA_ROWS_MAX_GRID);
+    shape[CUDA_ROWS_ROWS] = rows;
     shape[CUDA_ROWS_COLS] = r->cols;
-    launch[CUDA_ROWS_GRID] = (shape[CUDA_ROWS_ROWS] + per_block - 1) / per_block;
+    launch[CUDA_ROWS_GRID] = grid;
     launch[CUDA_ROWS_BLOCK] = threads;
     launch[CUDA_ROWS_SMEM] = shared;
     return CDNN_STATUS_SUCCESS;

@@ -14,6 +14,8 @@
 /* The smallest opt-in shared-memory limit of the devices the cubins are
  * built for (sm_80 and up). */
 #define CUDA_ROWS_MAX_SHARED (99 * 1024)
+/* A grid's x dimension (the kernels take one block or row group per x). */
+#define CUDA_ROWS_MAX_GRID 2147483647LL
 
 /* Where the geometry goes in a handler's launch values. */
 enum { CUDA_ROWS_ROWS, CUDA_ROWS_COLS };                    /* at shape */
@@ -25,8 +27,8 @@ enum { CUDA_ROWS_GRID, CUDA_ROWS_BLOCK, CUDA_ROWS_SMEM };    /* at launch */
  * threads: shape gets rows and cols; launch gets the grid ceil(rows /
  * rows_per_block), the block's threads and the dynamic shared memory
  * rows_per_block * cols * 4 bytes.  NOT_SUPPORTED and why when the
- * metadata is missing or out of range, or that shared memory exceeds
- * CUDA_ROWS_MAX_SHARED.
+ * metadata is missing or out of range, that shared memory exceeds
+ * CUDA_ROWS_MAX_SHARED or the grid CUDA_ROWS_MAX_GRID.
  */
 cdnn_status_t cuda_rows_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m, int32_t n,
                                  int64_t *shape, int64_t *launch);
