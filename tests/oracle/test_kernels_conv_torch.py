@@ -39,28 +39,6 @@ ACTIVATIONS = {
 TOLERANCE = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}
 
 
-def to_bf16_bits(a):
-    """float32 -> bfloat16 bits, rounded to nearest even."""
-    bits = np.ascontiguousarray(a, np.float32).view(np.uint32)
-    rounded = bits + 0x7FFF + ((bits >> 16) & 1)
-    return (rounded >> 16).astype(np.uint16)
-
-
-def from_bf16_bits(b):
-    return (b.astype(np.uint32) << 16).view(np.float32)
-
-
-def stored(a, dtype):
-    """a as the array cdnn reads (its type code) and the values it holds."""
-    if dtype == "bf16":
-        bits = to_bf16_bits(a)
-        return bits, oracle.BF16, from_bf16_bits(bits)
-    if dtype == "f16":
-        h = a.astype(np.float16)
-        return h, oracle.F16, h.astype(np.float32)
-    return a, oracle.F32, a
-
-
 def nhwc_view(shape_nchw, dtype_np):
     """An NCHW-indexed view of a channels-last array (NaN-filled)."""
     n, c, h, w = shape_nchw
@@ -75,9 +53,9 @@ def run_case(api, name, dtype, n, c, h, w, k, r, s, pad=0, stride=1,
     x_nhwc = rng.standard_normal((n, h, w, c)).astype(np.float32)
     w_krsc = rng.standard_normal((k, r, s, c)).astype(np.float32)
     b = rng.standard_normal((1, k, 1, 1)).astype(np.float32)
-    xs, code, xv = stored(x_nhwc, dtype)
-    ws, _, wv = stored(w_krsc, dtype)
-    bs, _, bv = stored(b, dtype)
+    xs, code, xv = oracle.stored(x_nhwc, dtype)
+    ws, _, wv = oracle.stored(w_krsc, dtype)
+    bs, _, bv = oracle.stored(b, dtype)
     out_h = (h + 2 * pad - dilation * (r - 1) - 1) // stride + 1
     out_w = (w + 2 * pad - dilation * (s - 1) - 1) // stride + 1
     y = nhwc_view((n, k, out_h, out_w), xs.dtype)
@@ -113,7 +91,7 @@ def run_case(api, name, dtype, n, c, h, w, k, r, s, pad=0, stride=1,
     want = ACTIVATIONS[act](F.conv2d(tx, tw, tb, stride=stride, padding=pad,
                                      dilation=dilation)).numpy()
     got = g.result(yu)
-    got = from_bf16_bits(got) if dtype == "bf16" else got.astype(np.float32)
+    got = oracle.bf16_value(got) if dtype == "bf16" else got.astype(np.float32)
     oracle.report(name, got, want, TOLERANCE[dtype])
 
 

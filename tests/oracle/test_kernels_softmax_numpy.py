@@ -26,30 +26,8 @@ ENGINE = b"kernels:softmax_host"
 TOLERANCE = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}
 
 
-def to_bf16_bits(a):
-    """float32 -> bfloat16 bits, rounded to nearest even."""
-    bits = np.ascontiguousarray(a, np.float32).view(np.uint32)
-    rounded = bits + 0x7FFF + ((bits >> 16) & 1)
-    return (rounded >> 16).astype(np.uint16)
-
-
-def from_bf16_bits(b):
-    return (b.astype(np.uint32) << 16).view(np.float32)
-
-
-def stored(a, dtype):
-    """a as the array cdnn reads, its type code, and the values it holds."""
-    if dtype == "bf16":
-        bits = to_bf16_bits(a)
-        return bits, oracle.BF16, from_bf16_bits(bits)
-    if dtype == "f16":
-        h = a.astype(np.float16)
-        return h, oracle.F16, h.astype(np.float32)
-    return a.astype(np.float32), oracle.F32, a.astype(np.float32)
-
-
 def run_case(api, name, x, axis, log_space, dtype="f32"):
-    xs, code, xv = stored(x, dtype)
+    xs, code, xv = oracle.stored(x, dtype)
     g = oracle.Graph(api)
     xu = g.input(xs, code)
     yu = g.output(xs.shape, xs.dtype, type_code=code)
@@ -57,7 +35,7 @@ def run_case(api, name, x, axis, log_space, dtype="f32"):
     g.build(ENGINE)
     g.execute()
     got = g.result(yu)
-    got = from_bf16_bits(got) if dtype == "bf16" else got.astype(np.float32)
+    got = oracle.bf16_value(got) if dtype == "bf16" else got.astype(np.float32)
     with np.errstate(invalid="ignore"):  # a row of -inf only: NaN
         want = oracle.softmax_np(xv, axis, log_space)
     finite = np.isfinite(want)

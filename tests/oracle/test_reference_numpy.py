@@ -602,6 +602,19 @@ def bf16_value(h):
     return (h.astype(np.uint32) << 16).view(np.float32)
 
 
+def stored(a, dtype):
+    """a (float32) as cdnn reads it in dtype ("f32", "f16" or "bf16"): the
+    array, its type code, and the float32 values it holds."""
+    if dtype == "bf16":
+        bits = bf16_round(a)
+        return bits, BF16, bf16_value(bits)
+    if dtype == "f16":
+        h = a.astype(np.float16)
+        return h, F16, h.astype(np.float32)
+    a = a.astype(np.float32)
+    return a, F32, a
+
+
 def case_pointwise_bf16(api):
     a, b = bf16_round(randn(5, 8)), bf16_round(randn(5, 8))
     g = Graph(api)
