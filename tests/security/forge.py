@@ -1142,6 +1142,9 @@ def kernel_edits(parts):
         ("kernel.code_padded_resealed", code(lambda c: c + bytes(64), True), "LOADS", "",
          "code_object: 64 zero bytes appended, kernel_sha256 recomputed (the same "
          "machine code, bytes no pack holds)"),
+        ("kernel.code_truncated_resealed", code(lambda c: c[:len(c) // 2], True), bad,
+         "does not load", "code_object: its second half cut off, kernel_sha256 recomputed "
+         "(the loader would map segments past the end of the file)"),
         # target, symbol, signature
         ("kernel.target_other_family", setp(target="sm_90a" if p0["kind"] == "host"
                                              else "x86-64-v3"), bad, INCONSISTENT,
@@ -1230,7 +1233,8 @@ def kernel_edits(parts):
     # metadata: what loads in normal mode, and an intact payload whose
     # symbol or signature was changed, is refused as not vouched for.
     STRICT.update({cat: ("NOT_SUPPORTED", NOT_IN_PACK) for cat in (
-        "kernel.code_padded_resealed", "kernel.metadata_tile_changed",
+        "kernel.code_padded_resealed", "kernel.code_truncated_resealed",
+        "kernel.metadata_tile_changed",
         "kernel.metadata_dropped", "kernel.target_lowered", "kernel.symbol_missing",
         "kernel.signature_other")})
     return edits
