@@ -4,9 +4,8 @@
  * reduction node whose reduced dims (those where y has 1 and x more) fold
  * into the rows' column axis (row_layout.h).
  *
- * Launch values: threads, mode, outer rank, cols, the outer dims
- * (CDNN_HOST_MAX_OUTER_RANK, unused ones 0), then x and y, each a tensor as
- * host_handlers.h lays it out (x: strides outer.., col; y: outer..).
+ * Launch values: the row kernels' (host_handlers.h, HOST_ROW_*), the op's
+ * value the mode; x with strides outer.., col, y with outer.. only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,17 +16,6 @@
 #include "host_handlers.h"
 #include "reduce_pattern.h"
 
-enum {
-    V_THREADS = LAUNCH_THREADS,
-    V_MODE,
-    V_OUTER_RANK, /* host_row_values' order: rank, cols, dims */
-    V_COLS,
-    V_OUTER_DIMS,
-    V_X = V_OUTER_DIMS + CDNN_HOST_MAX_OUTER_RANK,
-    V_Y = V_X + HOST_TENSOR_VALUES,
-    V_COUNT = V_Y + HOST_TENSOR_VALUES
-};
-
 static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *metadata,
                             int32_t metadata_count, int32_t threads, int64_t **values,
                             int32_t *count)
@@ -37,14 +25,13 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
     reduce_pattern_t p;
     cdnn_status_t st = reduce_pattern_of(g, &p);
     if (st == CDNN_STATUS_SUCCESS)
-        st = host_row_values(&p.rows, "reduction", threads, V_COUNT, V_OUTER_RANK, values);
+        st = host_row_values(&p.rows, "reduction", threads, p.mode, values);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     int64_t *v = *values;
-    v[V_MODE] = p.mode;
-    host_tensor_put(v + V_X, &g->tensors[p.x], p.x_strides, p.rows.outer_rank + 1);
-    host_tensor_put(v + V_Y, &g->tensors[p.y], p.y_strides, p.rows.outer_rank);
-    *count = V_COUNT;
+    host_tensor_put(v + HOST_ROW_X, &g->tensors[p.x], p.x_strides, p.rows.outer_rank + 1);
+    host_tensor_put(v + HOST_ROW_Y, &g->tensors[p.y], p.y_strides, p.rows.outer_rank);
+    *count = HOST_ROW_VALUES;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -53,10 +40,10 @@ static cdnn_status_t arguments(const launch_t *l, const cdnn_exec_args_t *args,
 {
     const int64_t *v = l->values;
     memset(a, 0, sizeof *a);
-    host_row_get(v, V_OUTER_RANK, &a->outer_rank, &a->cols, a->outer_dims, &a->parallel);
-    a->mode = (int32_t)v[V_MODE];
-    cdnn_status_t st = host_tensor_get(v + V_X, args, &a->x);
-    return st == CDNN_STATUS_SUCCESS ? host_tensor_get(v + V_Y, args, &a->y) : st;
+    host_row_get(v, &a->outer_rank, &a->cols, a->outer_dims, &a->parallel);
+    a->mode = (int32_t)v[HOST_ROW_OP];
+    cdnn_status_t st = host_tensor_get(v + HOST_ROW_X, args, &a->x);
+    return st == CDNN_STATUS_SUCCESS ? host_tensor_get(v + HOST_ROW_Y, args, &a->y) : st;
 }
 
 HOST_HANDLER_CALLS(cdnn_host_reduce_args_t, cdnn_host_reduce_fn)

@@ -4,10 +4,9 @@
  * softmax or log-softmax node (softmax_pattern.h), over any axis and any
  * strides: the axis is the rows' column axis.
  *
- * Launch values: threads, log, outer rank, cols, the outer dims
- * (CDNN_HOST_MAX_OUTER_RANK, unused ones 0), then x and y, each a tensor
- * as host_handlers.h lays it out (strides outer.., col).  The kernels'
- * scale is 1 (the op has none).
+ * Launch values: the row kernels' (host_handlers.h, HOST_ROW_*), the op's
+ * value log; x and y with strides outer.., col.  The kernels' scale is 1
+ * (the op has none).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +17,6 @@
 #include "host_handlers.h"
 #include "softmax_pattern.h"
 
-enum {
-    V_THREADS = LAUNCH_THREADS,
-    V_LOG,
-    V_OUTER_RANK, /* host_row_values' order: rank, cols, dims */
-    V_COLS,
-    V_OUTER_DIMS,
-    V_X = V_OUTER_DIMS + CDNN_HOST_MAX_OUTER_RANK,
-    V_Y = V_X + HOST_TENSOR_VALUES,
-    V_COUNT = V_Y + HOST_TENSOR_VALUES
-};
-
 static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *metadata,
                             int32_t metadata_count, int32_t threads, int64_t **values,
                             int32_t *count)
@@ -38,14 +26,13 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
     softmax_pattern_t p;
     cdnn_status_t st = softmax_pattern_of(g, &p);
     if (st == CDNN_STATUS_SUCCESS)
-        st = host_row_values(&p.rows, "softmax", threads, V_COUNT, V_OUTER_RANK, values);
+        st = host_row_values(&p.rows, "softmax", threads, p.log, values);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     int64_t *v = *values;
-    v[V_LOG] = p.log;
-    host_tensor_put(v + V_X, &g->tensors[p.x], p.x_strides, p.rows.outer_rank + 1);
-    host_tensor_put(v + V_Y, &g->tensors[p.y], p.y_strides, p.rows.outer_rank + 1);
-    *count = V_COUNT;
+    host_tensor_put(v + HOST_ROW_X, &g->tensors[p.x], p.x_strides, p.rows.outer_rank + 1);
+    host_tensor_put(v + HOST_ROW_Y, &g->tensors[p.y], p.y_strides, p.rows.outer_rank + 1);
+    *count = HOST_ROW_VALUES;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -54,11 +41,11 @@ static cdnn_status_t arguments(const launch_t *l, const cdnn_exec_args_t *args,
 {
     const int64_t *v = l->values;
     memset(a, 0, sizeof *a);
-    host_row_get(v, V_OUTER_RANK, &a->outer_rank, &a->cols, a->outer_dims, &a->parallel);
-    a->log = (int32_t)v[V_LOG];
+    host_row_get(v, &a->outer_rank, &a->cols, a->outer_dims, &a->parallel);
+    a->log = (int32_t)v[HOST_ROW_OP];
     a->scale = 1.0f;
-    cdnn_status_t st = host_tensor_get(v + V_X, args, &a->x);
-    return st == CDNN_STATUS_SUCCESS ? host_tensor_get(v + V_Y, args, &a->y) : st;
+    cdnn_status_t st = host_tensor_get(v + HOST_ROW_X, args, &a->x);
+    return st == CDNN_STATUS_SUCCESS ? host_tensor_get(v + HOST_ROW_Y, args, &a->y) : st;
 }
 
 HOST_HANDLER_CALLS(cdnn_host_softmax_args_t, cdnn_host_softmax_fn)

@@ -46,27 +46,30 @@ cdnn_status_t host_kernel_failed(const launch_t *launch, int32_t status)
 }
 
 cdnn_status_t host_row_values(const row_layout_t *r, const char *what, int32_t threads,
-                              int32_t count, int32_t rank_at, int64_t **values)
+                              int64_t op, int64_t **values)
 {
     if (r->outer_rank > CDNN_HOST_MAX_OUTER_RANK)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the %s has %d outer dims; the host "
                         "kernels take %d", what, r->outer_rank, CDNN_HOST_MAX_OUTER_RANK);
-    int64_t *v = calloc((size_t)count, sizeof *v);
+    int64_t *v = calloc(HOST_ROW_VALUES, sizeof *v);
     if (!v)
         return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
-    v[LAUNCH_THREADS] = threads;
-    v[rank_at] = r->outer_rank;
-    v[rank_at + 1] = r->cols;
-    memcpy(v + rank_at + 2, r->outer_dims, (size_t)r->outer_rank * sizeof *r->outer_dims);
+    v[HOST_ROW_THREADS] = threads;
+    v[HOST_ROW_OP] = op;
+    v[HOST_ROW_OUTER_RANK] = r->outer_rank;
+    v[HOST_ROW_COLS] = r->cols;
+    memcpy(v + HOST_ROW_OUTER_DIMS, r->outer_dims,
+           (size_t)r->outer_rank * sizeof *r->outer_dims);
     *values = v;
     return CDNN_STATUS_SUCCESS;
 }
 
-void host_row_get(const int64_t *v, int32_t rank_at, int32_t *outer_rank, int64_t *cols,
-                  int64_t *outer_dims, cdnn_host_parallel_t *parallel)
+void host_row_get(const int64_t *v, int32_t *outer_rank, int64_t *cols, int64_t *outer_dims,
+                  cdnn_host_parallel_t *parallel)
 {
-    *outer_rank = (int32_t)v[rank_at];
-    *cols = v[rank_at + 1];
-    memcpy(outer_dims, v + rank_at + 2, CDNN_HOST_MAX_OUTER_RANK * sizeof *outer_dims);
-    *parallel = (cdnn_host_parallel_t){(int32_t)v[LAUNCH_THREADS], 0, host_parallel_for, NULL};
+    *outer_rank = (int32_t)v[HOST_ROW_OUTER_RANK];
+    *cols = v[HOST_ROW_COLS];
+    memcpy(outer_dims, v + HOST_ROW_OUTER_DIMS, CDNN_HOST_MAX_OUTER_RANK * sizeof *outer_dims);
+    *parallel = (cdnn_host_parallel_t){(int32_t)v[HOST_ROW_THREADS], 0, host_parallel_for,
+                                       NULL};
 }

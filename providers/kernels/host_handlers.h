@@ -34,21 +34,36 @@ cdnn_status_t host_tensor_get(const int64_t *v, const cdnn_exec_args_t *args,
  * the kernel and the reason. */
 cdnn_status_t host_kernel_failed(const launch_t *launch, int32_t status);
 
+/* The launch values of the row kernels of one input and one output
+ * (reduce, softmax): threads, the op's own value (a reduction's mode,
+ * softmax's log), outer rank, cols, the outer dims (CDNN_HOST_MAX_OUTER_RANK,
+ * unused ones 0), then x and y, each a tensor as above. */
+enum {
+    HOST_ROW_THREADS = LAUNCH_THREADS,
+    HOST_ROW_OP,
+    HOST_ROW_OUTER_RANK,
+    HOST_ROW_COLS,
+    HOST_ROW_OUTER_DIMS,
+    HOST_ROW_X = HOST_ROW_OUTER_DIMS + CDNN_HOST_MAX_OUTER_RANK,
+    HOST_ROW_Y = HOST_ROW_X + HOST_TENSOR_VALUES,
+    HOST_ROW_VALUES = HOST_ROW_Y + HOST_TENSOR_VALUES
+};
+
 /**
- * Launch values of a row kernel over r (row_layout.h): count of them,
- * zeroed but for threads (LAUNCH_THREADS), r's outer rank, cols and outer
- * dims at rank_at, rank_at + 1 and rank_at + 2 on.  NOT_SUPPORTED when r
- * has more outer dims than the host kernels take (what: the op, for the
+ * Row launch values (HOST_ROW_VALUES of them, malloc'd into *values) over
+ * r (row_layout.h) with threads and op; x and y left for the caller
+ * (host_tensor_put at HOST_ROW_X, HOST_ROW_Y).  NOT_SUPPORTED when r has
+ * more outer dims than the host kernels take (what: the op, for the
  * message); ALLOC_FAILED.
  */
 cdnn_status_t host_row_values(const row_layout_t *r, const char *what, int32_t threads,
-                              int32_t count, int32_t rank_at, int64_t **values);
+                              int64_t op, int64_t **values);
 
-/** The rows host_row_values put in v, as a row kernel's arguments take
- * them: outer rank, cols, CDNN_HOST_MAX_OUTER_RANK outer dims, and the
- * threads as the provider's parallel-for. */
-void host_row_get(const int64_t *v, int32_t rank_at, int32_t *outer_rank, int64_t *cols,
-                  int64_t *outer_dims, cdnn_host_parallel_t *parallel);
+/** The rows of row launch values v as a row kernel's arguments take them:
+ * outer rank, cols, CDNN_HOST_MAX_OUTER_RANK outer dims, and the threads
+ * as the provider's parallel-for. */
+void host_row_get(const int64_t *v, int32_t *outer_rank, int64_t *cols, int64_t *outer_dims,
+                  cdnn_host_parallel_t *parallel);
 
 /*
  * A host handler's entry_of, workspace and run, for kernels of type fn_t
