@@ -623,7 +623,7 @@ cdnn_status_t cdnn_graph_sdpa_fwd(cdnn_graph_t *graph, const char *name,
 }
 
 /* A node of one input, one output and an axis. */
-static cdnn_status_t add_softmax(cdnn_graph_t *g, cdnn_op_t op, const char *name,
+static cdnn_status_t add_axis_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
                                  int32_t axis, int64_t x, int64_t y)
 {
     cdnn_node_attr_t a = {.axis = axis};
@@ -633,13 +633,13 @@ static cdnn_status_t add_softmax(cdnn_graph_t *g, cdnn_op_t op, const char *name
 cdnn_status_t cdnn_graph_softmax(cdnn_graph_t *graph, const char *name,
                                  int32_t axis, int64_t x, int64_t y)
 {
-    return add_softmax(graph, CDNN_OP_SOFTMAX, name, axis, x, y);
+    return add_axis_node(graph, CDNN_OP_SOFTMAX, name, axis, x, y);
 }
 
 cdnn_status_t cdnn_graph_log_softmax(cdnn_graph_t *graph, const char *name,
                                      int32_t axis, int64_t x, int64_t y)
 {
-    return add_softmax(graph, CDNN_OP_LOG_SOFTMAX, name, axis, x, y);
+    return add_axis_node(graph, CDNN_OP_LOG_SOFTMAX, name, axis, x, y);
 }
 
 cdnn_status_t cdnn_graph_reshape(cdnn_graph_t *graph, const char *name, int64_t x,
@@ -692,13 +692,13 @@ cdnn_status_t cdnn_graph_slice(cdnn_graph_t *graph, const char *name,
 cdnn_status_t cdnn_graph_argmax(cdnn_graph_t *graph, const char *name, int32_t axis,
                                 int64_t x, int64_t y)
 {
-    return add_softmax(graph, CDNN_OP_ARGMAX, name, axis, x, y);
+    return add_axis_node(graph, CDNN_OP_ARGMAX, name, axis, x, y);
 }
 
 cdnn_status_t cdnn_graph_argmin(cdnn_graph_t *graph, const char *name, int32_t axis,
                                 int64_t x, int64_t y)
 {
-    return add_softmax(graph, CDNN_OP_ARGMIN, name, axis, x, y);
+    return add_axis_node(graph, CDNN_OP_ARGMIN, name, axis, x, y);
 }
 
 cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
