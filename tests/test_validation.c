@@ -546,6 +546,25 @@ static void test_concat_slice_validation(void **state)
     tensor(g, 2, "y", 0, NULL);
     OK(cdnn_graph_slice(g, "sl", &s, 1, 2));
     expect_invalid(g, "output 'y'", "must be declared");
+
+    /* pad: pre >= 0, value not NaN, y at least x + pre */
+    static const int64_t padded[] = {6, 10}, short_y[] = {6, 9};
+    cdnn_pad_attr_t p = {2, {1, 2}, -1.5}, bad_pre = {2, {0, -1}, 0},
+                    nan_value = {2, {0, 0}, NAN};
+    g = new_graph();
+    tensor(g, 1, "x", 2, x);
+    tensor(g, 2, "y", 2, padded);
+    expect_refused(cdnn_graph_pad(g, "pad", &bad_pre, 1, 2), "node 'pad'", "pre[1] is -1");
+    expect_refused(cdnn_graph_pad(g, "pad", &nan_value, 1, 2), "node 'pad'", "NaN");
+    OK(cdnn_graph_pad(g, "pad", &p, 1, 2));
+    OK(cdnn_graph_validate(g));
+    cdnn_graph_destroy(g);
+
+    g = new_graph();
+    tensor(g, 1, "x", 2, x);
+    tensor(g, 2, "y", 2, short_y);
+    OK(cdnn_graph_pad(g, "pad", &p, 1, 2));
+    expect_invalid(g, "node 'pad' (pad): output 'y'", "is 9 in dim 1, less than x's 8 plus pre 2");
 }
 
 /* Argmax and argmin: y an index type, inferred with 1 at the axis. */

@@ -488,6 +488,14 @@ typedef struct cdnn_slice_attr {
     int64_t start[CDNN_MAX_RANK]; /* 0 .. CDNN_MAX_DIM */
 } cdnn_slice_attr_t;
 
+/** Constant padding: y is x placed at offset pre in each dim, every other
+ * element `value`; y's dims (declared with y) give the padding after. */
+typedef struct cdnn_pad_attr {
+    int32_t rank;                /* 1 .. CDNN_MAX_RANK */
+    int64_t pre[CDNN_MAX_RANK];  /* 0 .. CDNN_MAX_DIM */
+    double value;                /* converted to y's type as a store is */
+} cdnn_pad_attr_t;
+
 /* ------------------------------------------------------------------------
  * Graphs
  * ------------------------------------------------------------------------ */
@@ -719,6 +727,17 @@ CDNN_API cdnn_status_t cdnn_graph_argmax(cdnn_graph_t *graph, const char *name,
  * index (a NaN counts as smallest). */
 CDNN_API cdnn_status_t cdnn_graph_argmin(cdnn_graph_t *graph, const char *name,
                                          int32_t axis, int64_t x, int64_t y);
+
+/**
+ * Pad with a constant: y[j] = x[j - pre] where that lies in x, else value
+ * (NumPy's np.pad(x, [(pre, y - x - pre)], constant_values=value)).  y's
+ * shape must be declared, each dim at least x's plus pre; attr->rank is
+ * x's rank, pre >= 0, value not NaN (else BAD_PARAM).  x and y have one
+ * type, any type.  Saves as graph format 1.2.
+ */
+CDNN_API cdnn_status_t cdnn_graph_pad(cdnn_graph_t *graph, const char *name,
+                                      const cdnn_pad_attr_t *attr, int64_t x,
+                                      int64_t y);
 
 /**
  * Check the graph and infer omitted output shapes.  On failure the status

@@ -77,6 +77,7 @@ typedef enum cdnn_op {
     CDNN_OP_SLICE,
     CDNN_OP_ARGMAX,
     CDNN_OP_ARGMIN,
+    CDNN_OP_PAD,
     CDNN_OP_COUNT
 } cdnn_op_t;
 
@@ -126,6 +127,7 @@ typedef union cdnn_node_attr {
                                       * the end) */
     cdnn_transpose_attr_t transpose; /* TRANSPOSE */
     cdnn_slice_attr_t slice;         /* SLICE */
+    cdnn_pad_attr_t pad;             /* PAD */
 } cdnn_node_attr_t;
 
 typedef struct cdnn_node_view {

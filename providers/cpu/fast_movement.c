@@ -1,6 +1,7 @@
 /*
  * fast_movement.c -- the cpu:copy engine: a graph of one transpose, slice,
- * concat or reshape node, any type, as strided copies of boxes of elements.
+ * concat, pad or reshape node, any type, as strided copies of boxes of
+ * elements.
  *
  * Each of these ops maps y's coordinates onto an input's linearly, so it
  * is one or more "box copies": a box of dims, read from one tensor with
@@ -9,13 +10,16 @@
  * strides times the steps, from the start's offset; concat copies each
  * input into y at its offset along the axis.  Reshape is linear only when
  * both sides are packed (one contiguous copy); other reshapes are left to
- * cpu:reference.  Elements are moved by their size in bytes, converting
+ * cpu:reference.  Pad fills y with its value, then copies x into it at
+ * the offset pre.  Elements are moved by their size in bytes, converting
  * nothing, so every type is exact.  Rows of a box (all but its last dim)
  * are split over threads; where the last dim's run is strided in the
  * source (a transpose), rows are copied in 32 x 32 tiles.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <cdnn_sdk/numeric.h>
 
 #include "cpu_engine.h"
 #include "fast_util.h"
@@ -34,12 +38,16 @@ typedef struct move_context {
     int32_t count;
     box_copy_t copies[CDNN_NODE_MAX_INPUTS];
     int32_t threads;
+    /* Pad: y is first filled with the value, as y's type holds it. */
+    int pad;
+    cdnn_tensor_view_t pad_y;
+    unsigned char pad_value[8];
 } move_context_t;
 
 static int is_move(cdnn_op_t op)
 {
     return op == CDNN_OP_TRANSPOSE || op == CDNN_OP_SLICE || op == CDNN_OP_CONCAT ||
-           op == CDNN_OP_RESHAPE;
+           op == CDNN_OP_RESHAPE || op == CDNN_OP_PAD;
 }
 
 static cdnn_status_t move_applicable(const cdnn_graph_view_t *g)
@@ -114,6 +122,15 @@ static void plan_copies(move_context_t *ctx, const cdnn_graph_view_t *g)
         }
         break;
     }
+    case CDNN_OP_PAD:
+        box_init(b, x, y, x->dims);
+        for (int32_t d = 0; d < y->rank; d++)
+            b->dst_offset += n->attr.pad.pre[d] * y->strides[d];
+        ctx->pad = 1;
+        ctx->pad_y = *y;
+        ctx->pad_y.name = NULL;
+        cdnn_store_element(y->type, ctx->pad_value, n->attr.pad.value);
+        break;
     default: /* reshape, both packed: one run of every element */
         box_init(b, x, y, y->dims);
         b->rank = 1;
@@ -249,9 +266,41 @@ static void *pointer_of(const cdnn_exec_args_t *args, int64_t uid)
     return NULL;
 }
 
+/* Every element of y set to the pad value (rows of its last dim). */
+static void fill_rows(void *arg, int64_t begin, int64_t end)
+{
+    const move_job_t *job = arg;
+    const box_copy_t *b = job->box;
+    int32_t last = b->rank - 1;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t src, dst;
+        row_offsets(b, r, &src, &dst);
+        for (int64_t i = 0; i < b->dims[last]; i++)
+            memcpy(job->dst + (dst + i * b->dst_strides[last]) * (int64_t)job->elem,
+                   job->src, job->elem);
+    }
+}
+
+static cdnn_status_t fill_pad(const move_context_t *ctx, const cdnn_exec_args_t *args)
+{
+    box_copy_t whole;
+    box_init(&whole, &ctx->pad_y, &ctx->pad_y, ctx->pad_y.dims);
+    box_finish(&whole);
+    move_job_t job = {&whole, ctx->elem, (const char *)ctx->pad_value,
+                      pointer_of(args, ctx->pad_y.uid)};
+    if (!job.dst)
+        return sdk_fail(CDNN_STATUS_BAD_PARAM, "tensor uid %lld has no pointer in the "
+                        "variant pack", (long long)ctx->pad_y.uid);
+    cpu_parallel_for(ctx->threads, whole.rows, fill_rows, &job);
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t move_execute(void *context, const cdnn_exec_args_t *args)
 {
     const move_context_t *ctx = context;
+    cdnn_status_t st = ctx->pad ? fill_pad(ctx, args) : CDNN_STATUS_SUCCESS;
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
     for (int32_t i = 0; i < ctx->count; i++) {
         const box_copy_t *b = &ctx->copies[i];
         move_job_t job = {b, ctx->elem, pointer_of(args, b->src_uid),

@@ -180,6 +180,7 @@ static cdnn_status_t run_node(const cdnn_node_view_t *node,
     case CDNN_OP_TRANSPOSE: ref_transpose(node, &t); break;
     case CDNN_OP_CONCAT: ref_concat(node, &t); break;
     case CDNN_OP_SLICE: ref_slice(node, &t); break;
+    case CDNN_OP_PAD: ref_pad(node, &t); break;
     case CDNN_OP_ARGMAX: ref_argmax(node, &t); break;
     case CDNN_OP_ARGMIN: ref_argmin(node, &t); break;
     default:

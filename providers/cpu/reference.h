@@ -87,6 +87,7 @@ void ref_reshape(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_transpose(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_concat(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_slice(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
+void ref_pad(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_argmax(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_argmin(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 

@@ -1,6 +1,6 @@
 /*
- * reference_movement.c -- reshape, transpose, concat and slice for the
- * reference engine.
+ * reference_movement.c -- reshape, transpose, concat, slice and pad for
+ * the reference engine.
  *
  * Data movement converts nothing (x and y have one type), so elements are
  * copied as integers where the type is an integer or bool one (exact for
@@ -73,5 +73,30 @@ void ref_slice(const cdnn_node_view_t *node, const ref_node_tensors_t *t)
         for (int32_t d = 0; d < a->rank; d++)
             x_idx[d] = a->start[d] + y_idx[d] * a->step[d];
         copy_element(x, x_idx, y, y_idx);
+    } while (ref_next_index(y_idx, y->view->dims, y->view->rank));
+}
+
+/* y's coordinate less pre, where it lies in x, reads x; elsewhere value. */
+void ref_pad(const cdnn_node_view_t *node, const ref_node_tensors_t *t)
+{
+    const cdnn_pad_attr_t *a = &node->attr.pad;
+    const ref_tensor_t *x = t->in[0], *y = t->out[0];
+    unsigned char fill[8]; /* value as y's type holds it */
+    cdnn_store_element(y->view->type, fill, a->value);
+    int64_t fill_int = cdnn_load_element_int(y->view->type, fill);
+    double fill_double = cdnn_load_element(y->view->type, fill);
+    int64_t y_idx[CDNN_MAX_RANK] = {0}, x_idx[CDNN_MAX_RANK];
+    do {
+        int inside = 1;
+        for (int32_t d = 0; d < a->rank; d++) {
+            x_idx[d] = y_idx[d] - a->pre[d];
+            inside &= x_idx[d] >= 0 && x_idx[d] < x->view->dims[d];
+        }
+        if (inside)
+            copy_element(x, x_idx, y, y_idx);
+        else if (cdnn_data_type_is_float(y->view->type))
+            ref_store(y, y_idx, fill_double);
+        else
+            ref_store_int(y, y_idx, fill_int);
     } while (ref_next_index(y_idx, y->view->dims, y->view->rank));
 }

@@ -69,10 +69,14 @@ static const fb_field_desc_t slice_fields[GF_SLICE_FIELDS] = {VEC_I64("start"),
                                                               VEC_I64("step")};
 static const fb_table_desc_t slice_desc = {"SliceAttr", GF_SLICE_FIELDS, slice_fields};
 
+static const fb_field_desc_t pad_fields[GF_PAD_FIELDS] = {VEC_I64("pre"),
+                                                          SCALAR(8, "value")};
+static const fb_table_desc_t pad_desc = {"PadAttr", GF_PAD_FIELDS, pad_fields};
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const fb_table_desc_t *const attr_descs[OP_ATTR_KIND_COUNT - 1] = {
     &conv_desc, &pointwise_desc, &reduction_desc, &norm_desc, &sdpa_desc,
-    &axis_desc, &transpose_desc, &slice_desc};
+    &axis_desc, &transpose_desc, &slice_desc, &pad_desc};
 
 static const fb_field_desc_t tensor_fields[GF_TENSOR_FIELDS] = {
     SCALAR(8, "uid"),        STRING("name"),         SCALAR(1, "data_type"),
@@ -269,6 +273,18 @@ static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
         return fb_table_end(b);
     }
     case OP_ATTR_SLICE: return encode_slice(b, &a->slice);
+    case OP_ATTR_PAD: {
+        int64_t pre[CDNN_MAX_RANK];
+        int count = a->pad.rank < 0 ? 0 : a->pad.rank > CDNN_MAX_RANK ? CDNN_MAX_RANK
+                                                                      : a->pad.rank;
+        for (int i = 0; i < count; i++)
+            pre[i] = a->pad.pre[i];
+        fb_ref_t v = count ? fb_vector_i64(b, pre, (size_t)count) : 0;
+        fb_table_start(b, GF_PAD_FIELDS);
+        fb_add_ref(b, GF_PAD_PRE, v);
+        fb_add_f64(b, GF_PAD_VALUE, a->pad.value, 0);
+        return fb_table_end(b);
+    }
     default: return 0;
     }
 }
@@ -749,6 +765,14 @@ static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
         return CDNN_STATUS_SUCCESS;
     }
     case OP_ATTR_SLICE: return decode_slice(d, a, where, &attr->slice);
+    case OP_ATTR_PAD: { /* the builder checks the values */
+        int n;
+        cdnn_status_t st = get_i64s(d, a, GF_PAD_PRE, where, "pre", attr->pad.pre,
+                                    CDNN_MAX_RANK, &n);
+        attr->pad.rank = n < 0 ? 0 : n;
+        attr->pad.value = fb_get_f64(a, GF_PAD_VALUE, 0);
+        return st;
+    }
     default: return CDNN_STATUS_SUCCESS;
     }
 }

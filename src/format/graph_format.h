@@ -20,8 +20,8 @@
  * minor: a newer minor only adds fields, which are ignored.  A graph is
  * written as the lowest minor that expresses it, never below 1.1 (the
  * digest): 1.2 only when it uses what 1.2 added (softmax, log-softmax,
- * reshape, transpose, concat, slice, argmax, argmin, a layer-norm without
- * bias; the op table's since_minor and relaxed_minor),
+ * reshape, transpose, concat, slice, argmax, argmin, pad, a layer-norm
+ * without bias; the op table's since_minor and relaxed_minor),
  * so that a graph using nothing newer saves the bytes it always did. */
 #define GRAPH_FORMAT_MAJOR 1
 #define GRAPH_FORMAT_MINOR 2
@@ -65,6 +65,7 @@ enum { GF_SDPA_SCALE, GF_SDPA_CAUSAL, GF_SDPA_FIELDS };
 enum { GF_AXIS, GF_AXIS_FIELDS }; /* format 1.2; axis = -1 */
 enum { GF_TRANSPOSE_PERM, GF_TRANSPOSE_FIELDS }; /* format 1.2 */
 enum { GF_SLICE_START, GF_SLICE_STEP, GF_SLICE_FIELDS }; /* format 1.2 */
+enum { GF_PAD_PRE, GF_PAD_VALUE, GF_PAD_FIELDS };         /* format 1.2 */
 
 /* NodeAttr union members (0: none) are the op table's attribute kinds,
  * op_attr_kind_t (graph/ops.h), which are numbered as the union is. */

@@ -106,6 +106,12 @@ static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
         for (int32_t i = 0; i < a->transpose.rank && i < CDNN_MAX_RANK; i++)
             put_i64(w, a->transpose.perm[i]);
         break;
+    case OP_ATTR_PAD:
+        put_i64(w, a->pad.rank);
+        for (int32_t i = 0; i < a->pad.rank && i < CDNN_MAX_RANK; i++)
+            put_i64(w, a->pad.pre[i]);
+        put_f64(w, a->pad.value);
+        break;
     case OP_ATTR_SLICE:
         put_i64(w, a->slice.rank);
         for (int32_t i = 0; i < a->slice.rank && i < CDNN_MAX_RANK; i++) {

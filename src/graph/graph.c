@@ -458,6 +458,22 @@ static cdnn_status_t check_slice_attr(const cdnn_graph_t *g, cdnn_op_t op,
     return CDNN_STATUS_SUCCESS;
 }
 
+static cdnn_status_t check_pad_attr(const cdnn_graph_t *g, cdnn_op_t op,
+                                    const char *name, const cdnn_pad_attr_t *a)
+{
+    if (a->rank < 1 || a->rank > CDNN_MAX_RANK)
+        return attr_fail(g, op, name, "rank %d is not 1 to %d (bad attribute)",
+                         (int)a->rank, CDNN_MAX_RANK);
+    for (int32_t i = 0; i < a->rank; i++)
+        if (a->pre[i] < 0 || a->pre[i] > CDNN_MAX_DIM)
+            return attr_fail(g, op, name, "pre[%d] is %lld; padding is 0 to 2^40 "
+                             "(bad attribute)", (int)i, (long long)a->pre[i]);
+    if (isnan(a->value))
+        return attr_fail(g, op, name, "value is NaN, which no type but a float holds "
+                         "and no comparison finds (bad attribute)");
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char *name,
                                 const cdnn_node_attr_t *a)
 {
@@ -477,6 +493,7 @@ static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char 
         return CDNN_STATUS_SUCCESS;
     case OP_ATTR_TRANSPOSE: return check_transpose_attr(g, op, name, &a->transpose);
     case OP_ATTR_SLICE: return check_slice_attr(g, op, name, &a->slice);
+    case OP_ATTR_PAD: return check_pad_attr(g, op, name, &a->pad);
     case OP_ATTR_AXIS:
         /* No tensor has more dims than this; the rank decides the rest. */
         if (a->axis < -CDNN_MAX_RANK || a->axis >= CDNN_MAX_RANK)
@@ -699,6 +716,19 @@ cdnn_status_t cdnn_graph_argmin(cdnn_graph_t *graph, const char *name, int32_t a
                                 int64_t x, int64_t y)
 {
     return add_axis_node(graph, CDNN_OP_ARGMIN, name, axis, x, y);
+}
+
+cdnn_status_t cdnn_graph_pad(cdnn_graph_t *graph, const char *name,
+                             const cdnn_pad_attr_t *attr, int64_t x, int64_t y)
+{
+    CDNN_CHECK_ARG(attr);
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a); /* unused entries are 0, for the key */
+    a.pad.rank = attr->rank;
+    a.pad.value = attr->value;
+    for (int32_t i = 0; i < attr->rank && i < CDNN_MAX_RANK; i++)
+        a.pad.pre[i] = attr->pre[i];
+    return add_node(graph, CDNN_OP_PAD, name, &x, 1, &y, 1, &a);
 }
 
 cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,

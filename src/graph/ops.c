@@ -116,12 +116,18 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
         .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
         .attr = OP_ATTR_AXIS, .float_only = 0, .same_typed_inputs = 0,
         .shape_rule = shape_rule_arg_extreme, .since_minor = 2},
+    [CDNN_OP_PAD] = {
+        .name = "pad", .schema_name = "Pad",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_PAD, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_pad, .since_minor = 2},
 };
 
 /* The attribute union is part of the provider ABI (cdnn_node_view_t): a
  * new member must not grow it. */
 _Static_assert(sizeof(cdnn_slice_attr_t) <= sizeof(cdnn_conv_attr_t) &&
-                   sizeof(cdnn_transpose_attr_t) <= sizeof(cdnn_conv_attr_t),
+                   sizeof(cdnn_transpose_attr_t) <= sizeof(cdnn_conv_attr_t) &&
+                   sizeof(cdnn_pad_attr_t) <= sizeof(cdnn_conv_attr_t),
                "cdnn_node_attr_t would grow");
 
 const op_desc_t *op_desc(cdnn_op_t op)
@@ -179,7 +185,7 @@ const char *op_attr_schema_name(int kind)
         [OP_ATTR_POINTWISE] = "PointwiseAttr", [OP_ATTR_REDUCTION] = "ReductionAttr",
         [OP_ATTR_NORM] = "NormAttr",       [OP_ATTR_SDPA] = "SdpaAttr",
         [OP_ATTR_AXIS] = "AxisAttr", [OP_ATTR_TRANSPOSE] = "TransposeAttr",
-        [OP_ATTR_SLICE] = "SliceAttr"};
+        [OP_ATTR_SLICE] = "SliceAttr", [OP_ATTR_PAD] = "PadAttr"};
     return kind >= 0 && kind < OP_ATTR_KIND_COUNT ? names[kind] : "unknown";
 }
 

@@ -30,6 +30,7 @@ typedef enum op_attr_kind {
     OP_ATTR_AXIS,      /* int32_t axis (graph format 1.2) */
     OP_ATTR_TRANSPOSE, /* cdnn_transpose_attr_t transpose (graph format 1.2) */
     OP_ATTR_SLICE,     /* cdnn_slice_attr_t slice (graph format 1.2) */
+    OP_ATTR_PAD,       /* cdnn_pad_attr_t pad (graph format 1.2) */
     OP_ATTR_KIND_COUNT
 } op_attr_kind_t;
 
@@ -112,5 +113,6 @@ cdnn_status_t shape_rule_transpose(const struct node_check *c);
 cdnn_status_t shape_rule_concat(const struct node_check *c);
 cdnn_status_t shape_rule_slice(const struct node_check *c);
 cdnn_status_t shape_rule_arg_extreme(const struct node_check *c);
+cdnn_status_t shape_rule_pad(const struct node_check *c);
 
 #endif

@@ -774,6 +774,36 @@ cdnn_status_t shape_rule_arg_extreme(const node_check_t *c)
 
 /* ---- data movement ------------------------------------------------------ */
 
+/* y declared, each dim at least x's plus pre (the rest is padding after). */
+cdnn_status_t shape_rule_pad(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0), *y = out_view(c, 0);
+    const cdnn_pad_attr_t *a = &c->n->attr.pad;
+    if (y->type != x->type)
+        return port_fail(c, 0, 0, "has a type other than x's; pad moves elements and "
+                                  "converts none (type mismatch)");
+    if (a->rank != x->rank) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "has rank %d but the pad has %d entries (bad "
+                 "attribute)", (int)x->rank, (int)a->rank);
+        return port_fail(c, 1, 0, msg);
+    }
+    if (y->rank == 0)
+        return port_fail(c, 0, 0, "has no shape; a pad's y must be declared with the "
+                                  "shape it makes (shape mismatch)");
+    if (y->rank != x->rank)
+        return port_fail(c, 0, 0, "must have x's rank (shape mismatch)");
+    for (int32_t d = 0; d < x->rank; d++)
+        if (y->dims[d] < x->dims[d] + a->pre[d]) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "is %lld in dim %d, less than x's %lld plus pre "
+                     "%lld (shape mismatch)", (long long)y->dims[d], (int)d,
+                     (long long)x->dims[d], (long long)a->pre[d]);
+            return port_fail(c, 0, 0, msg);
+        }
+    return CDNN_STATUS_SUCCESS;
+}
+
 /* Moving data converts nothing: y has x's type. */
 static cdnn_status_t expect_type_of_x(const node_check_t *c)
 {

@@ -965,6 +965,13 @@ static void test_concat_slice_round_trips(void **state)
         int64_t xs[2] = {2, 3};
         OK(cdnn_graph_concat(g, "cat", -1, 2, xs, 4));
         expect_round_trips(g, 2);
+        /* and a pad of the result: -inf survives as a value */
+        int64_t padded[2] = {5, 9};
+        OK(cdnn_graph_tensor_set_virtual(g, 4));
+        OK(cdnn_graph_tensor(g, 5, "padded", CDNN_DATA_TYPE_F32, 2, padded, NULL));
+        cdnn_pad_attr_t p = {2, {1, 2}, unit ? 0.0 : -INFINITY};
+        OK(cdnn_graph_pad(g, "pad", &p, 4, 5));
+        expect_round_trips(g, 2);
         char *json = NULL;
         OK(cdnn_graph_to_json(g, &json));
         assert_non_null(strstr(json, "\"Concat\""));

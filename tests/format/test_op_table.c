@@ -249,6 +249,8 @@ static cdnn_graph_t *node_in_every_slot(cdnn_op_t op)
         cdnn_pointwise_attr_init(&attr.pointwise, CDNN_PW_FMA); /* three inputs */
     if (d->attr == OP_ATTR_TRANSPOSE)
         attr.transpose.rank = 1; /* perm {0}, of dims {4} */
+    if (d->attr == OP_ATTR_PAD)
+        attr.pad.rank = 1; /* pre {0}, value 0 */
     if (d->attr == OP_ATTR_SLICE) {
         attr.slice.rank = 1; /* start {0} */
         attr.slice.step[0] = 1;

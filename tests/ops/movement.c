@@ -1,5 +1,5 @@
 /*
- * movement.c -- transpose, slice, concat and reshape in float and integer
+ * movement.c -- transpose, slice, concat, pad and reshape in float and integer
  * types and in several layouts; cpu:copy must claim every case but
  * reshapes between layouts that are not both packed.
  */
@@ -99,6 +99,19 @@ static void concat_case(cdnn_data_type_t type, h_layout_t layout, h_values_t *pa
     h_run(&c);
 }
 
+static void pad_case(cdnn_data_type_t type, h_layout_t layout, h_values_t *packed)
+{
+    static const int64_t x[] = {3, 4, 5}, y[] = {4, 7, 6};
+    cdnn_pad_attr_t p = {3, {1, 2, 0}, 3.0};
+    h_case_t c;
+    mv_begin(&c, "pad [3,4,5] pre 1,2,0 -> [4,7,6] by 3", type, layout, packed);
+    h_input(&c, MV_X, type, 3, x, layout, mv_dist(type));
+    h_output(&c, MV_Y, type, 3, y, layout);
+    h_call(&c, cdnn_graph_pad(c.graph, "pad", &p, MV_X, MV_Y), "cdnn_graph_pad");
+    h_expect(&c, "cpu:copy");
+    h_run(&c);
+}
+
 static void reshape_case(cdnn_data_type_t type, h_layout_t layout, h_values_t *packed)
 {
     static const int64_t x[] = {4, 6, 5}, y[] = {2, 12, 5};
@@ -116,7 +129,8 @@ void test_data_movement(void **state)
 {
     (void)state;
     void (*const cases[])(cdnn_data_type_t, h_layout_t, h_values_t *) = {
-        transpose_case, transpose_tiled_case, slice_case, concat_case, reshape_case};
+        transpose_case, transpose_tiled_case, slice_case, concat_case, pad_case,
+        reshape_case};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
         for (size_t t = 0; t < MV_TYPE_COUNT; t++) {
             h_values_t packed = {0};

@@ -71,6 +71,11 @@ class TransposeAttr(ctypes.Structure):
     _fields_ = [("rank", ctypes.c_int32), ("perm", ctypes.c_int32 * 8)]
 
 
+class PadAttr(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int32), ("pre", ctypes.c_int64 * 8),
+                ("value", ctypes.c_double)]
+
+
 class SliceAttr(ctypes.Structure):
     _fields_ = [("rank", ctypes.c_int32), ("step", ctypes.c_int32 * 8),
                 ("start", ctypes.c_int64 * 8)]
@@ -115,6 +120,8 @@ STATUS_FUNCTIONS = {
     "cdnn_graph_log_softmax": [P, ctypes.c_char_p, ctypes.c_int32]
     + [ctypes.c_int64] * 2,
     "cdnn_graph_reshape": [P, ctypes.c_char_p] + [ctypes.c_int64] * 2,
+    "cdnn_graph_pad": [P, ctypes.c_char_p, ctypes.POINTER(PadAttr)]
+    + [ctypes.c_int64] * 2,
     "cdnn_graph_argmax": [P, ctypes.c_char_p, ctypes.c_int32]
     + [ctypes.c_int64] * 2,
     "cdnn_graph_argmin": [P, ctypes.c_char_p, ctypes.c_int32]
@@ -979,6 +986,27 @@ def run_slice(api, name, x, start, step, shape):
     run_movement(api, name, x, want, "slice", ctypes.byref(attr))
 
 
+def run_pad(api, name, x, pre, post, value, out_dtype=None):
+    want = np.pad(x, list(zip(pre, post)), constant_values=value)
+    attr = PadAttr(len(pre), (ctypes.c_int64 * 8)(*pre), value)
+    run_movement(api, name, x, want, "pad", ctypes.byref(attr))
+
+
+def case_pad(api):
+    """NumPy's constant np.pad, exactly: floats, a strided x, integers
+    (the value as the type holds it), i64 beyond 2^53."""
+    run_pad(api, "pad f32 [4,5] pre 1,2 post 3,0 by -1.5", randn(4, 5),
+            (1, 2), (3, 0), -1.5)
+    run_pad(api, "pad transposed x", randn(6, 3).T, (0, 1), (2, 2), 0.0)
+    run_pad(api, "pad f16 rank 3", randn(2, 3, 4, dtype=np.float16),
+            (1, 0, 2), (0, 1, 1), 7.0)
+    run_pad(api, "pad u8 by 200", np.arange(12, dtype=np.uint8).reshape(3, 4),
+            (2, 1), (1, 2), 200.0)
+    run_pad(api, "pad i64 beyond 2^53",
+            np.arange(2 ** 53, 2 ** 53 + 6, dtype=np.int64).reshape(2, 3),
+            (1, 1), (1, 1), -3.0)
+
+
 def case_concat_slice(api):
     """NumPy's concatenate and basic slicing x[start:...:step], exactly,
     over axes, input counts, types and strided inputs."""
@@ -1084,7 +1112,7 @@ CASES = [case_conv_fwd, case_conv_fwd_nhwc, case_conv_fwd_f16,
          case_integer_semantics, case_json_from_python,
          case_reductions, case_batchnorm, case_layernorm, case_rmsnorm,
          case_sdpa, case_softmax, case_reshape_transpose, case_concat_slice,
-         case_argmax,
+         case_argmax, case_pad,
          case_fused_virtual,
          case_concurrent_execute]
 
