@@ -1142,9 +1142,10 @@ def kernel_edits(parts):
         ("kernel.code_padded_resealed", code(lambda c: c + bytes(64), True), "LOADS", "",
          "code_object: 64 zero bytes appended, kernel_sha256 recomputed (the same "
          "machine code, bytes no pack holds)"),
-        ("kernel.code_truncated_resealed", code(lambda c: c[:len(c) // 2], True), bad,
-         "does not load", "code_object: its second half cut off, kernel_sha256 recomputed "
-         "(the loader would map segments past the end of the file)"),
+        ("kernel.code_truncated_resealed", code(cut_last_segment, True), bad,
+         "does not load", "code_object: cut inside its last loadable segment, "
+         "kernel_sha256 recomputed (the loader would map pages past the end of the "
+         "file)"),
         # target, symbol, signature
         ("kernel.target_other_family", setp(target="sm_90a" if p0["kind"] == "host"
                                              else "x86-64-v3"), bad, INCONSISTENT,
@@ -1238,6 +1239,24 @@ def kernel_edits(parts):
         "kernel.metadata_dropped", "kernel.target_lowered", "kernel.symbol_missing",
         "kernel.signature_other")})
     return edits
+
+
+def cut_last_segment(elf):
+    """An x86-64 ELF object cut 64 bytes before the end of the file bytes of
+    its last PT_LOAD segment (wherever the build put debug sections after
+    it), so that the cut is in what the loader maps."""
+    phoff, = struct.unpack_from("<Q", elf, 32)
+    phentsize, phnum = struct.unpack_from("<HH", elf, 54)
+    end = 0
+    for i in range(phnum):
+        p_type, = struct.unpack_from("<I", elf, phoff + i * phentsize)
+        p_offset, = struct.unpack_from("<Q", elf, phoff + i * phentsize + 8)
+        p_filesz, = struct.unpack_from("<Q", elf, phoff + i * phentsize + 32)
+        if p_type == 1 and p_filesz:  # PT_LOAD
+            end = max(end, p_offset + p_filesz)
+    if end <= 64 + phoff + phnum * phentsize:
+        raise ForgeError("a host code object without a loadable segment to cut")
+    return elf[:end - 64]
 
 
 def then_kp(*fns):
