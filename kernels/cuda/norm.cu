@@ -9,6 +9,94 @@
 namespace cdnn {
 namespace {
 
+// A 16-bit element's bits as f32.
+__device__ __forceinline__ float half_bits_to_f32(uint32_t bits, int32_t type) {
+    const unsigned short h = static_cast<unsigned short>(bits & 0xffffu);
+    return type == CDNN_CUDA_F16 ? __half2float(__ushort_as_half(h))
+                                 : __bfloat162float(__ushort_as_bfloat16(h));
+}
+
+// Whether a per-column parameter (scale or shift) is read in pieces: absent,
+// or contiguous and 16-byte aligned.
+__device__ __forceinline__ bool param_vectorised(const void *base, int64_t stride) {
+    return !base || (stride == 1 && aligned16(base));
+}
+
+// count (4 or 8) consecutive values of a per-column parameter that
+// param_vectorised accepts, from column `first` (a multiple of count, so
+// that each piece stays aligned), as f32; `absent` where there is none.
+// Elementwise loads of the parameters, two per output element for
+// layer-norm, were as many load instructions as the rest of the kernel's.
+__device__ __forceinline__ void load_params(const void *base, int32_t type, int64_t first,
+                                            int count, float absent, float (&out)[8]) {
+    if (!base) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            out[e] = absent;
+        return;
+    }
+    const char *at = static_cast<const char *>(base) + first * element_bytes(type);
+    uint32_t words[8];
+    if (type == CDNN_CUDA_F32 || count == 8) {
+        const uint4 lo = __ldg(reinterpret_cast<const uint4 *>(at));
+        const uint4 hi = type == CDNN_CUDA_F32 && count == 8
+                             ? __ldg(reinterpret_cast<const uint4 *>(at) + 1) : lo;
+        words[0] = lo.x, words[1] = lo.y, words[2] = lo.z, words[3] = lo.w;
+        words[4] = hi.x, words[5] = hi.y, words[6] = hi.z, words[7] = hi.w;
+    } else {
+        const uint2 v = __ldg(reinterpret_cast<const uint2 *>(at));
+        words[0] = v.x, words[1] = v.y;
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+        out[e] = type == CDNN_CUDA_F32 ? __uint_as_float(words[e])
+                                       : half_bits_to_f32(words[e / 2] >> (16 * (e % 2)), type);
+}
+
+// Write the normalised row, y = (cached - mean) * inv_std * scale + shift:
+// in 16-byte pieces with the parameters read a piece at a time where y's
+// row and the parameters allow it, else through store_row.
+template <bool Warp>
+__device__ __forceinline__ void store_normalised(const RowGroup<Warp> &g,
+                                                 const cdnn_cuda_norm_params_t &p, void *y,
+                                                 const float *cache, float mean, float inv_std) {
+    if (!row_vectorised(y, p.y_col_stride) || !param_vectorised(p.scale, p.scale_stride) ||
+        !param_vectorised(p.shift, p.shift_stride)) {
+        store_row(g, y, p.y_type, p.cols, p.y_col_stride, cache, [&](int64_t j, float v) {
+            float out = (v - mean) * inv_std;
+            if (p.scale)
+                out *= load_as_f32(p.scale, j * p.scale_stride, p.scale_type);
+            if (p.shift)
+                out += load_as_f32(p.shift, j * p.shift_stride, p.shift_type);
+            return out;
+        });
+        return;
+    }
+    const int per16 = 16 / element_bytes(p.y_type);
+    const int64_t pieces = p.cols / per16;
+    uint4 *vec = static_cast<uint4 *>(y);
+    for (int64_t v = g.rank(); v < pieces; v += g.size()) {
+        float param[8], values[8]; // param: the scale, then the shift
+        load_params(p.scale, p.scale_type, v * per16, per16, 1.0f, param);
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            values[e] = e < per16 ? (cache[v * per16 + e] - mean) * inv_std * param[e] : 0.0f;
+        load_params(p.shift, p.shift_type, v * per16, per16, 0.0f, param);
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            values[e] += param[e];
+        vec[v] = pack16(values, p.y_type);
+    }
+    for (int64_t j = pieces * per16 + g.rank(); j < p.cols; j += g.size()) {
+        float out = (cache[j] - mean) * inv_std;
+        if (p.scale)
+            out *= load_as_f32(p.scale, j, p.scale_type);
+        if (p.shift)
+            out += load_as_f32(p.shift, j, p.shift_type);
+        store_from_f32(y, j, p.y_type, out);
+    }
+}
+
 template <bool Warp>
 __device__ __forceinline__ void norm_rows(const cdnn_cuda_norm_params_t &p) {
     extern __shared__ float shared_rows[];
@@ -37,15 +125,7 @@ __device__ __forceinline__ void norm_rows(const cdnn_cuda_norm_params_t &p) {
         }
         second = g.sum(squares) * inv_cols;
     }
-    const float inv_std = rsqrtf(second + p.epsilon);
-    store_row(g, y, p.y_type, p.cols, p.y_col_stride, cache, [&](int64_t j, float v) {
-        float out = (v - mean) * inv_std;
-        if (p.scale)
-            out *= load_as_f32(p.scale, j * p.scale_stride, p.scale_type);
-        if (p.shift)
-            out += load_as_f32(p.shift, j * p.shift_stride, p.shift_type);
-        return out;
-    });
+    store_normalised(g, p, y, cache, mean, rsqrtf(second + p.epsilon));
 }
 
 } // namespace

@@ -6,7 +6,7 @@
  * each with rows packed and 16-byte aligned (the vector path), pitched by
  * an odd count (scalar path), or read and written with a column stride of
  * 2; every combination of input and output type over the cases; scale
- * and shift present or absent.  The warp kernels run where a row fits
+ * and shift present or absent, contiguous or strided.  The warp kernels run where a row fits
  * their 8-rows-per-block shared memory (cols <= 1024).
  * Tolerance: eps(y_type) * |ref| + 2^-18 * (1 + |ref|): f32 statistics
  * over at most a few thousand O(1) values, and expf/logf.
@@ -96,7 +96,8 @@ static void norm_case(test_state_t *state, sdk_cu_function fn, int warp, int i, 
     const rows_layout_t l = layout_of(i + kind, s->cols);
     cdnn_cuda_norm_params_t p = {
         .rows = s->rows, .cols = s->cols, .x_row_stride = l.x_row, .x_col_stride = l.x_col,
-        .y_row_stride = l.y_row, .y_col_stride = l.y_col, .scale_stride = 1, .shift_stride = 2,
+        .y_row_stride = l.y_row, .y_col_stride = l.y_col, .scale_stride = 1,
+        .shift_stride = i % 3 == 1 ? 1 : 2, /* contiguous: read in pieces with y's */
         .epsilon = 1e-5f, .kind = kind, .x_type = 1 + i % 3, .y_type = 1 + (i + kind + 1) % 3,
         .scale_type = 1 + (i + 2) % 3, .shift_type = CDNN_CUDA_F32};
     /* Rows offset from zero (mean 0.5), so layer-norm's centring matters. */
