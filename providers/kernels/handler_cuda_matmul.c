@@ -303,8 +303,14 @@ static cdnn_status_t tma_params_of(const launch_t *l, const cdnn_exec_args_t *ar
     const char *why = cdnn_cuda_matmul_tma_refusal(&t->matmul, 1);
     if (why)
         return sdk_fail(CDNN_STATUS_BAD_PARAM, "kernel %s: %s", l->kernel_id, why);
+    /* The driver refuses to encode without a current context (CUDA error
+     * 201), and the calling thread need not have one: it is the device's
+     * only while the launch holds it. */
+    if ((st = cuda_code_enter(l->cuda)) != CDNN_STATUS_SUCCESS)
+        return st;
     int r = cdnn_cuda_matmul_tma_encode(t, (int)v[V_TMA_TILE_M], (int)v[V_TMA_TILE_N],
                                         l->cuda->cu->tensor_map_encode_tiled);
+    cuda_code_leave(l->cuda);
     return r == SDK_CU_SUCCESS
                ? CDNN_STATUS_SUCCESS
                : cuda_failed(l->cuda, CDNN_STATUS_EXECUTION_FAILED, r, "cuTensorMapEncodeTiled");
