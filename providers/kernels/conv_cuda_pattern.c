@@ -1,6 +1,5 @@
 #include "conv_cuda_pattern.h"
 
-#include <math.h>
 #include <string.h>
 
 #include <cdnn_sdk/error.h>
@@ -86,27 +85,6 @@ static cdnn_status_t conv_of(const cdnn_graph_view_t *g, conv_cuda_pattern_t *p)
 
 enum { AFTER_CONV, AFTER_BIAS, AFTER_ACTIVATION };
 
-static matmul_activation_t activation_of(const cdnn_pointwise_attr_t *a)
-{
-    switch (a->mode) {
-    case CDNN_PW_RELU_FWD:
-        return a->relu_lower_clip == 0 && isinf(a->relu_upper_clip) &&
-                       a->relu_upper_clip > 0 && a->relu_lower_clip_slope == 0
-                   ? MATMUL_ACT_RELU
-                   : MATMUL_ACT_NONE;
-    case CDNN_PW_GELU_FWD:
-        return MATMUL_ACT_GELU;
-    case CDNN_PW_GELU_TANH_FWD:
-        return MATMUL_ACT_GELU_TANH;
-    case CDNN_PW_SWISH_FWD:
-        return a->swish_beta == 1 ? MATMUL_ACT_SILU : MATMUL_ACT_NONE;
-    case CDNN_PW_TANH_FWD:
-        return MATMUL_ACT_TANH;
-    default:
-        return MATMUL_ACT_NONE;
-    }
-}
-
 /* The bias: in memory, one value per filter, broadcast over the rest. */
 static cdnn_status_t bias_step(const cdnn_graph_view_t *g, int32_t other, int *stage,
                                conv_cuda_pattern_t *p)
@@ -143,7 +121,7 @@ static cdnn_status_t chain_step(const cdnn_graph_view_t *g, int32_t i, int32_t v
                         "to another shape", node->name);
     if (node->attr.pointwise.mode == CDNN_PW_ADD)
         return bias_step(g, node->inputs[node->inputs[0] == value ? 1 : 0], stage, p);
-    matmul_activation_t act = node->inputs[1] < 0 ? activation_of(&node->attr.pointwise)
+    matmul_activation_t act = node->inputs[1] < 0 ? matmul_activation_of(&node->attr.pointwise)
                                                   : MATMUL_ACT_NONE;
     if (act == MATMUL_ACT_NONE || *stage == AFTER_ACTIVATION)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "node '%s' (%s) is neither the bias add "

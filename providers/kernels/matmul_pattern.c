@@ -48,7 +48,7 @@ static int same_dims(const cdnn_tensor_view_t *a, const cdnn_tensor_view_t *b)
 /* Where the chain is: each step may follow only the ones before it. */
 enum { AFTER_MATMUL, AFTER_BIAS, AFTER_ACTIVATION, AFTER_RESIDUAL };
 
-static matmul_activation_t activation_of(const cdnn_pointwise_attr_t *a)
+matmul_activation_t matmul_activation_of(const cdnn_pointwise_attr_t *a)
 {
     switch (a->mode) {
     case CDNN_PW_RELU_FWD:
@@ -93,7 +93,7 @@ static cdnn_status_t add_step(const cdnn_graph_view_t *g, int32_t other, int *st
 static cdnn_status_t activation_step(const cdnn_node_view_t *node, int *stage,
                                      matmul_pattern_t *p)
 {
-    matmul_activation_t act = activation_of(&node->attr.pointwise);
+    matmul_activation_t act = matmul_activation_of(&node->attr.pointwise);
     if (act == MATMUL_ACT_NONE)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "node '%s' (%s) is not an activation "
                         "the kernels fuse (relu, gelu, gelu_tanh, silu with beta 1, tanh)",

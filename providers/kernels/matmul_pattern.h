@@ -43,6 +43,11 @@ typedef struct matmul_pattern {
 /** The constraint name of an activation ("relu", "gelu", ...). */
 const char *matmul_activation_name(matmul_activation_t activation);
 
+/** The activation a pointwise node computes, as the epilogue knows it;
+ * MATMUL_ACT_NONE for any it does not (a clipped relu, swish with beta other
+ * than 1, modes that are no activation). */
+matmul_activation_t matmul_activation_of(const cdnn_pointwise_attr_t *a);
+
 /**
  * Recognise g; NOT_SUPPORTED, with the reason, when it is not such a
  * chain: another op, intermediates that are not virtual f32, an operand

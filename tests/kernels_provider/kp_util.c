@@ -307,7 +307,7 @@ static void declare_operands(cdnn_graph_t *g, const kp_matmul_t *m)
         declare(g, 4, m->type, r, c, NULL);
 }
 
-/* The chain's next value: a virtual f32 tensor, or c when it is the last. */
+/* The chain's next value: a virtual f32 tensor, or y when it is the last. */
 static int64_t next_value(cdnn_graph_t *g, int last, int64_t *virtual_uid)
 {
     if (last)
@@ -325,28 +325,57 @@ static void pointwise(cdnn_graph_t *g, cdnn_pointwise_mode_t mode, int64_t x, in
     OK(cdnn_graph_pointwise(g, NULL, &attr, x, y, CDNN_UID_NONE, out));
 }
 
-cdnn_graph_t *kp_matmul_graph(const kp_matmul_t *m)
+static int epilogue_steps(const kp_epilogue_t *e)
 {
-    cdnn_graph_t *g = NULL;
+    return e->bias + (e->act != CDNN_PW_IDENTITY) + e->residual;
+}
+
+int64_t kp_epilogue_input(cdnn_graph_t *g, const kp_epilogue_t *e)
+{
     int64_t virtual_uid = 10;
-    int act = m->act != CDNN_PW_IDENTITY;
-    int steps = m->bias + act + m->residual;
-    OK(cdnn_graph_create(&g));
-    declare_operands(g, m);
-    int64_t value = next_value(g, steps-- == 0, &virtual_uid);
-    OK(cdnn_graph_matmul(g, "mm", 1, 2, value));
-    if (m->bias) {
-        int64_t out = next_value(g, steps-- == 0, &virtual_uid);
+    return next_value(g, epilogue_steps(e) == 0, &virtual_uid);
+}
+
+void kp_epilogue_add(cdnn_graph_t *g, const kp_epilogue_t *e, int64_t value)
+{
+    int steps = epilogue_steps(e);
+    int64_t virtual_uid = 11; /* 10 is kp_epilogue_input's */
+    if (e->bias) {
+        int64_t out = next_value(g, --steps == 0, &virtual_uid);
         pointwise(g, CDNN_PW_ADD, value, 4, out);
         value = out;
     }
-    if (act) {
-        int64_t out = next_value(g, steps-- == 0, &virtual_uid);
-        pointwise(g, m->act, value, CDNN_UID_NONE, out);
+    if (e->act != CDNN_PW_IDENTITY) {
+        int64_t out = next_value(g, --steps == 0, &virtual_uid);
+        pointwise(g, e->act, value, CDNN_UID_NONE, out);
         value = out;
     }
-    if (m->residual)
+    if (e->residual)
         pointwise(g, CDNN_PW_ADD, 5, value, 3);
+}
+
+int32_t kp_engine_index(cdnn_handle_t *h, const char *name)
+{
+    int32_t count = 0;
+    OK(cdnn_handle_engine_count(h, &count));
+    for (int32_t i = 0; i < count; i++) {
+        cdnn_engine_info_t info;
+        OK(cdnn_handle_engine_info(h, i, &info));
+        if (strcmp(info.name, name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+cdnn_graph_t *kp_matmul_graph(const kp_matmul_t *m)
+{
+    cdnn_graph_t *g = NULL;
+    const kp_epilogue_t e = {.bias = m->bias, .act = m->act, .residual = m->residual};
+    OK(cdnn_graph_create(&g));
+    declare_operands(g, m);
+    int64_t value = kp_epilogue_input(g, &e);
+    OK(cdnn_graph_matmul(g, "mm", 1, 2, value));
+    kp_epilogue_add(g, &e, value);
     OK(cdnn_graph_validate(g));
     return g;
 }

@@ -62,6 +62,24 @@ void kp_marked_code_sha256(int mark, uint8_t sha256[32]);
 
 /* ---- graphs ------------------------------------------------------------------- */
 
+/* The fused steps after a matmul or a convolution writing value: + bias
+ * (uid 4), the activation, + residual (uid 5), the last step writing y
+ * (uid 3); the values between are virtual f32 tensors from uid 10. */
+typedef struct kp_epilogue {
+    int bias;
+    cdnn_pointwise_mode_t act; /* CDNN_PW_IDENTITY: none */
+    int residual;
+} kp_epilogue_t;
+
+/** The uid the producing node writes: y with no steps, else a virtual. */
+int64_t kp_epilogue_input(cdnn_graph_t *g, const kp_epilogue_t *e);
+
+/** The steps, from the producer's output (kp_epilogue_input's uid). */
+void kp_epilogue_add(cdnn_graph_t *g, const kp_epilogue_t *e, int64_t value);
+
+/** The engine's index on h (cdnn_handle_engine_info), or -1. */
+int32_t kp_engine_index(cdnn_handle_t *h, const char *name);
+
 /* A matmul c = act(a @ b + bias) + residual. */
 typedef struct kp_matmul {
     int32_t batch_rank;           /* 0, 1 or 2 */

@@ -100,24 +100,6 @@ static void declare(cdnn_graph_t *g, int64_t uid, const conv_case_t *c, const in
     OK(cdnn_graph_tensor(g, uid, NULL, c->type, 4, dims, strides));
 }
 
-/* The chain's next value: a virtual f32 tensor, or y when it is the last. */
-static int64_t next_value(cdnn_graph_t *g, int last, int64_t *virtual_uid)
-{
-    if (last)
-        return 3;
-    OK(cdnn_graph_tensor(g, *virtual_uid, NULL, CDNN_DATA_TYPE_F32, 0, NULL, NULL));
-    OK(cdnn_graph_tensor_set_virtual(g, *virtual_uid));
-    return (*virtual_uid)++;
-}
-
-static void pointwise(cdnn_graph_t *g, cdnn_pointwise_mode_t mode, int64_t x, int64_t y,
-                      int64_t out)
-{
-    cdnn_pointwise_attr_t attr;
-    cdnn_pointwise_attr_init(&attr, mode);
-    OK(cdnn_graph_pointwise(g, NULL, &attr, x, y, CDNN_UID_NONE, out));
-}
-
 static cdnn_graph_t *conv_graph(const void *spec)
 {
     const conv_case_t *c = spec;
@@ -129,9 +111,7 @@ static cdnn_graph_t *conv_graph(const void *spec)
     int64_t yd[4] = {c->n, c->k, oh, ow}, bd[4] = {1, c->k, 1, 1};
     cdnn_conv_attr_t attr;
     cdnn_graph_t *g = NULL;
-    int64_t virtual_uid = 10;
-    int act = c->act != CDNN_PW_IDENTITY;
-    int steps = c->bias + act + c->residual;
+    const kp_epilogue_t e = {.bias = c->bias, .act = c->act, .residual = c->residual};
     cdnn_conv_attr_init(&attr, spatial);
     for (int d = 0; d < spatial; d++) {
         attr.pre_padding[d] = attr.post_padding[d] = c->pad;
@@ -147,20 +127,9 @@ static cdnn_graph_t *conv_graph(const void *spec)
         OK(cdnn_graph_tensor(g, 4, NULL, c->type, rank, bd, NULL));
     if (c->residual)
         declare(g, 5, c, yd, 0, rank);
-    int64_t value = next_value(g, steps-- == 0, &virtual_uid);
+    int64_t value = kp_epilogue_input(g, &e);
     OK(cdnn_graph_conv_fwd(g, "conv", &attr, 1, 2, value));
-    if (c->bias) {
-        int64_t out = next_value(g, steps-- == 0, &virtual_uid);
-        pointwise(g, CDNN_PW_ADD, value, 4, out);
-        value = out;
-    }
-    if (act) {
-        int64_t out = next_value(g, steps-- == 0, &virtual_uid);
-        pointwise(g, c->act, value, CDNN_UID_NONE, out);
-        value = out;
-    }
-    if (c->residual)
-        pointwise(g, CDNN_PW_ADD, 5, value, 3);
+    kp_epilogue_add(g, &e, value);
     OK(cdnn_graph_validate(g));
     return g;
 }
@@ -287,19 +256,6 @@ static int candidate_builds(const conv_case_t *c, cdnn_handle_t *h, int64_t cand
     return st == CDNN_STATUS_SUCCESS;
 }
 
-static int32_t engine_index(cdnn_handle_t *h, const char *name)
-{
-    int32_t count = 0;
-    OK(cdnn_handle_engine_count(h, &count));
-    for (int32_t i = 0; i < count; i++) {
-        cdnn_engine_info_t info;
-        OK(cdnn_handle_engine_info(h, i, &info));
-        if (strcmp(info.name, name) == 0)
-            return i;
-    }
-    return -1;
-}
-
 static void test_conv_round_trip_every_candidate(void **state)
 {
     (void)state;
@@ -307,7 +263,7 @@ static void test_conv_round_trip_every_candidate(void **state)
                            .act = CDNN_PW_GELU_FWD, .residual = 1};
     cdnn_knob_info_t knob;
     cdnn_handle_t *h = kp_cpu_handle();
-    int32_t engine = engine_index(h, CONV_ENGINE);
+    int32_t engine = kp_engine_index(h, CONV_ENGINE);
     assert_true(engine >= 0);
     OK(cdnn_handle_engine_knob_info(h, engine, 0, &knob));
     assert_string_equal(knob.name, CONV_KNOB);

@@ -99,28 +99,15 @@ static const kp_matmul_t marked_case = {1, {2, 0}, 5, 7, 3, CDNN_DATA_TYPE_F32,
 
 /* ---- engines ------------------------------------------------------------------------ */
 
-static int32_t engine_index(cdnn_handle_t *h, const char *name)
-{
-    int32_t count = 0;
-    OK(cdnn_handle_engine_count(h, &count));
-    for (int32_t i = 0; i < count; i++) {
-        cdnn_engine_info_t info;
-        OK(cdnn_handle_engine_info(h, i, &info));
-        if (strcmp(info.name, name) == 0)
-            return i;
-    }
-    return -1;
-}
-
 static void test_engines_come_from_packs(void **state)
 {
     (void)state;
     cdnn_knob_info_t knob;
     int32_t knobs = 0;
     cdnn_handle_t *h = kp_cpu_handle();
-    int32_t i = engine_index(h, MATMUL_ENGINE);
+    int32_t i = kp_engine_index(h, MATMUL_ENGINE);
     assert_true(i >= 0);
-    assert_int_equal(engine_index(h, MARKED_ENGINE), -1);
+    assert_int_equal(kp_engine_index(h, MARKED_ENGINE), -1);
     OK(cdnn_handle_engine_knob_count(h, i, &knobs));
     assert_int_equal(knobs, 1);
     OK(cdnn_handle_engine_knob_info(h, i, 0, &knob));
@@ -166,12 +153,12 @@ static void test_engines_unknown_entries_skipped(void **state)
     cdnn_set_log_callback(keep_log, CDNN_LOG_WARNING, NULL);
     cdnn_handle_t *h = kp_cpu_handle();
     cdnn_set_log_callback(NULL, CDNN_LOG_WARNING, NULL);
-    int32_t good = engine_index(h, "kernels:good");
+    int32_t good = kp_engine_index(h, "kernels:good");
     assert_true(good >= 0);
     OK(cdnn_handle_engine_knob_info(h, good, 0, &knob));
     assert_string_equal(knob.name, "kernels.marked.tile");
     for (size_t i = 1; i < sizeof entries / sizeof *entries; i++) {
-        assert_int_equal(engine_index(h, entries[i].name), -1);
+        assert_int_equal(kp_engine_index(h, entries[i].name), -1);
         if (!strstr(logged, entries[i].name))
             fail_msg("no log line names skipped engine %s:\n%s", entries[i].name, logged);
     }
@@ -348,7 +335,7 @@ static void test_round_trip_pointwise(void **state)
 {
     (void)state;
     cdnn_handle_t *h = kp_cpu_handle();
-    if (engine_index(h, POINTWISE_ENGINE) < 0) {
+    if (kp_engine_index(h, POINTWISE_ENGINE) < 0) {
         cdnn_handle_destroy(h);
         skip(); /* no pointwise objects were built */
     }
@@ -363,7 +350,7 @@ static void test_round_trip_norms(void **state)
 {
     (void)state;
     cdnn_handle_t *h = kp_cpu_handle();
-    if (engine_index(h, NORM_ENGINE) < 0) {
+    if (kp_engine_index(h, NORM_ENGINE) < 0) {
         cdnn_handle_destroy(h);
         skip(); /* no norm objects were built */
     }
@@ -378,7 +365,7 @@ static void test_round_trip_reductions(void **state)
 {
     (void)state;
     cdnn_handle_t *h = kp_cpu_handle();
-    if (engine_index(h, REDUCE_ENGINE) < 0) {
+    if (kp_engine_index(h, REDUCE_ENGINE) < 0) {
         cdnn_handle_destroy(h);
         skip(); /* no reduction objects were built */
     }
@@ -394,7 +381,7 @@ static void test_round_trip_softmax(void **state)
 {
     (void)state;
     cdnn_handle_t *h = kp_cpu_handle();
-    assert_true(engine_index(h, SOFTMAX_ENGINE) >= 0);
+    assert_true(kp_engine_index(h, SOFTMAX_ENGINE) >= 0);
     for (int i = 0; i < kp_softmax_case_count; i++)
         for (int64_t c = 0; c <= 2; c++)
             round_trip(kp_softmax_cases[i].make, NULL, kp_softmax_cases[i].label, h,
@@ -514,7 +501,7 @@ static void test_round_trip_every_candidate(void **state)
     (void)state;
     cdnn_knob_info_t knob;
     cdnn_handle_t *h = kp_cpu_handle();
-    OK(cdnn_handle_engine_knob_info(h, engine_index(h, MATMUL_ENGINE), 0, &knob));
+    OK(cdnn_handle_engine_knob_info(h, kp_engine_index(h, MATMUL_ENGINE), 0, &knob));
     const kp_matmul_t m = {1, {2, 0}, 29, 31, 37, CDNN_DATA_TYPE_F32, .bias = 1,
                            .act = CDNN_PW_GELU_FWD, .residual = 1};
     int ran = 0;
