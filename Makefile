@@ -62,7 +62,7 @@ test-asan: deps
 test-tsan: deps
 	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCDNN_SANITIZE_THREAD=ON
 	cmake --build $(BUILD_TSAN) -j $(JOBS) --target test_ops test_save_load \
-	    test_benchmark cdnn_provider_cpu test_provider_counting \
+	    test_benchmark test_memory cdnn_provider_cpu test_provider_counting \
 	    test_provider_counting_v2 test_provider_planted
 	cd $(BUILD_TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	    ctest --output-on-failure -L concurrency
