@@ -411,7 +411,7 @@ static void test_variant_can_win(void **state)
     OK(execute_small(g, h, 1));
     candidates_t c = candidates_of(g);
     assert_int_equal(c.chosen, 0);
-    assert_string_equal(c.r[0].name, "planted:medium [planted.cost.scale=5]");
+    assert_string_equal(c.r[0].name, "planted:medium [planted.cost.scale=1]");
     assert_string_equal(engine_name(g), "planted:medium");
     int32_t plain = -1;
     for (int32_t i = 0; i < c.count; i++)
@@ -784,13 +784,13 @@ static void test_cache_keyed_by_engine_knobs(void **state)
     OK(execute_small(g, h, 1));
     char with_knob[96];
     snprintf(with_knob, sizeof with_knob, "%s", candidates_of(g).r[0].name);
-    assert_string_not_equal(with_knob, "planted:medium [planted.cost.scale=5]");
+    assert_string_not_equal(with_knob, "planted:medium [planted.cost.scale=1]");
     destroy_graph(g);
 
     g = build_with_scale(h, 0);
     assert_untimed(g, PLANTED_COUNT); /* the record was made under other knobs */
     OK(execute_small(g, h, 2));
-    assert_string_equal(candidates_of(g).r[0].name, "planted:medium [planted.cost.scale=5]");
+    assert_string_equal(candidates_of(g).r[0].name, "planted:medium [planted.cost.scale=1]");
     destroy_graph(g);
 
     g = build_with_scale(h, 1); /* each record serves its own knobs */
@@ -801,7 +801,7 @@ static void test_cache_keyed_by_engine_knobs(void **state)
     g = build_with_scale(h, 0);
     c = candidates_of(g);
     assert_int_equal(c.count, 1);
-    assert_string_equal(c.r[0].name, "planted:medium [planted.cost.scale=5]");
+    assert_string_equal(c.r[0].name, "planted:medium [planted.cost.scale=1]");
     destroy_graph(g);
     close_handle(h);
 }
