@@ -38,6 +38,9 @@ const char *cli_last_failure(cdnn_status_t *status);
  */
 int cli_usage(const char *help, int c);
 
+/** Milliseconds on the monotonic clock, for timing steps. */
+double cli_now_ms(void);
+
 /* ---- artifacts: files holding a graph (binary or JSON), a plan, or both */
 
 /** A file read whole, and what it holds. */

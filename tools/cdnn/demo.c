@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -145,13 +144,6 @@ typedef struct outcome {
 
 /* ---- small helpers --------------------------------------------------------- */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 /* Run argv (argv[0] a path) with its output shown indented; the exit code
  * (-1 if it could not run or died), and in *load_ms the time `cdnn run`
  * reports for its load, when it reports one. */
@@ -257,7 +249,7 @@ static int build_benchmarked(const demo_t *d, cdnn_graph_t *g, cdnn_handle_t *h,
 {
     cdnn_build_options_t *opts = NULL;
     cli_tensors_t t = {0};
-    double start = now_ms();
+    double start = cli_now_ms();
     cdnn_status_t st = cdnn_build_options_create(&opts);
     if (st == CDNN_STATUS_SUCCESS)
         st = cdnn_build_options_set_knob(opts, "global.benchmarking", 1);
@@ -270,7 +262,7 @@ static int build_benchmarked(const demo_t *d, cdnn_graph_t *g, cdnn_handle_t *h,
         rc = cli_tensors_fill_inputs(d->name, &t);
     if (rc == EXIT_OK)
         rc = cli_tensors_execute(d->name, g, &t);
-    o->build_ms = now_ms() - start;
+    o->build_ms = cli_now_ms() - start;
     cli_tensors_free(&t);
     const char *engine = "?";
     if (rc == EXIT_OK && cdnn_graph_engine(g, NULL, &engine) == CDNN_STATUS_SUCCESS)

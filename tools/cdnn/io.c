@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -359,4 +360,11 @@ void cli_text_string(FILE *f, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+}
+
+double cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cdnn_sdk/numeric.h>
 
@@ -111,22 +110,15 @@ static int copy_inputs(const cli_tensors_t *from, cli_tensors_t *to)
 
 /* ---- executing ------------------------------------------------------------- */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 /* One execute on poisoned outputs, timed from the call to the end of the
  * work on the device. */
 static int execute(const cdnn_graph_t *g, cli_tensors_t *t, double *ms)
 {
     int rc = cli_tensors_poison_outputs("run", t);
-    double start = now_ms();
+    double start = cli_now_ms();
     if (rc == EXIT_OK)
         rc = cli_tensors_execute("run", g, t);
-    *ms = now_ms() - start;
+    *ms = cli_now_ms() - start;
     return rc;
 }
 
@@ -296,9 +288,9 @@ static int run_loaded(const run_args_t *args, const cli_artifact_t *a, cdnn_hand
 {
     cdnn_graph_t *g = NULL;
     cli_tensors_t t = {0};
-    double start = now_ms();
+    double start = cli_now_ms();
     int rc = load(a, h, &g);
-    double load_ms = now_ms() - start;
+    double load_ms = cli_now_ms() - start;
     if (rc == EXIT_OK)
         rc = cli_tensors_alloc("run", g, h, &t);
     if (rc == EXIT_OK) {
