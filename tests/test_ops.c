@@ -41,6 +41,7 @@ int main(void)
         cmocka_unit_test(test_layernorm),
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_sdpa_fwd),
+        cmocka_unit_test(test_sdpa_bwd),
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_data_movement),
         cmocka_unit_test(test_fused_conv_bias_relu),

@@ -593,6 +593,67 @@ static void test_argmax_validation(void **state)
     expect_invalid(g, "node 'am' (argmax): input 'x'", "no dim at the axis");
 }
 
+/* An attention backward graph: q [2,3,5,8], k [2,3,7,8], v [2,3,7,4],
+ * o and do [2,3,5,4] unless `bad_port` (0..4) gets `bad_dims`. */
+static cdnn_graph_t *sdpa_bwd_graph(int bad_port, const int64_t *bad_dims, double scale)
+{
+    static const int64_t dims[5][4] = {{2, 3, 5, 8}, {2, 3, 7, 8}, {2, 3, 7, 4},
+                                       {2, 3, 5, 4}, {2, 3, 5, 4}};
+    static const char *const names[5] = {"q", "k", "v", "o", "do"};
+    cdnn_graph_t *g = new_graph();
+    for (int p = 0; p < 5; p++)
+        tensor(g, p + 1, names[p], 4, p == bad_port ? bad_dims : dims[p]);
+    tensor(g, 6, "dq", 0, NULL);
+    tensor(g, 7, "dk", 0, NULL);
+    tensor(g, 8, "dv", 0, NULL);
+    cdnn_sdpa_attr_t a = {scale, 1};
+    OK(cdnn_graph_sdpa_bwd(g, "bwd", &a, 1, 2, 3, 4, 5, 6, 7, 8));
+    return g;
+}
+
+/* Attention backward: gradients inferred with their inputs' shapes; each
+ * mismatched input and a bad scale named. */
+static void test_sdpa_bwd_validation(void **state)
+{
+    (void)state;
+    static const int64_t want_dk[] = {2, 3, 7, 8}, want_dv[] = {2, 3, 7, 4};
+    cdnn_graph_t *g = sdpa_bwd_graph(-1, NULL, 0);
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 7, 4, want_dk);
+    expect_shape(g, 8, 4, want_dv);
+    cdnn_graph_destroy(g);
+
+    static const int64_t short_k[] = {2, 3, 7, 6}, long_o[] = {2, 3, 6, 4},
+                         wide_do[] = {2, 3, 5, 5}, few_heads_v[] = {2, 1, 7, 4};
+    expect_invalid(sdpa_bwd_graph(1, short_k, 0), "input 'k'", "head size");
+    expect_invalid(sdpa_bwd_graph(2, few_heads_v, 0), "input 'v'", "heads");
+    expect_invalid(sdpa_bwd_graph(3, long_o, 0), "input 'o'", "forward's output");
+    expect_invalid(sdpa_bwd_graph(4, wide_do, 0), "input 'do'", "o's");
+    static const int64_t rank3[] = {3, 5, 8};
+    g = new_graph();
+    tensor(g, 1, "q", 3, rank3);
+    for (int p = 1; p < 5; p++)
+        tensor(g, p + 1, "t", 3, rank3);
+    cdnn_sdpa_attr_t a = {0, 0};
+    OK(cdnn_graph_sdpa_bwd(g, "bwd", &a, 1, 2, 3, 4, 5, 6, 7, 8));
+    tensor(g, 6, "dq", 0, NULL);
+    tensor(g, 7, "dk", 0, NULL);
+    tensor(g, 8, "dv", 0, NULL);
+    expect_invalid(g, "node 'bwd' (sdpa_bwd): input 'q'", "rank 4");
+    expect_invalid(sdpa_bwd_graph(-1, NULL, -1.0), "node 'bwd' (sdpa_bwd)", "scale");
+    /* a declared gradient of the wrong shape */
+    g = new_graph();
+    static const int64_t q[] = {1, 1, 2, 4};
+    for (int p = 0; p < 5; p++)
+        tensor(g, p + 1, "t", 4, q);
+    static const int64_t wrong[] = {1, 1, 2, 3};
+    tensor(g, 6, "dq", 4, wrong);
+    tensor(g, 7, "dk", 0, NULL);
+    tensor(g, 8, "dv", 0, NULL);
+    OK(cdnn_graph_sdpa_bwd(g, "bwd", &a, 1, 2, 3, 4, 5, 6, 7, 8));
+    expect_invalid(g, "output 'dq'", "shape mismatch");
+}
+
 static void expect_shape(cdnn_graph_t *g, int64_t uid, int32_t rank, const int64_t *dims)
 {
     int32_t got_rank = 0;
@@ -732,6 +793,7 @@ int main(void)
         cmocka_unit_test(test_data_movement_validation),
         cmocka_unit_test(test_concat_slice_validation),
         cmocka_unit_test(test_argmax_validation),
+        cmocka_unit_test(test_sdpa_bwd_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -740,6 +740,28 @@ CDNN_API cdnn_status_t cdnn_graph_pad(cdnn_graph_t *graph, const char *name,
                                       int64_t y);
 
 /**
+ * Scaled-dot-product attention backward (cuDNN's sdpa_backward): the
+ * gradients dq, dk, dv of the forward o = softmax(scale * q k^T [+ causal
+ * mask]) v with respect to q, k and v, given the forward's inputs, its
+ * output o and the gradient `d_o` of o.  attr is the forward's (scale 0:
+ * 1/sqrt(D); causal top-left).  Shapes as the forward's: q [B, H, Sq, D],
+ * k [B, H, Sk, D], v [B, H, Sk, Dv], o and d_o [B, H, Sq, Dv]; dq, dk and
+ * dv (inferred) have the shapes of q, k and v.  q, k, v, o and d_o share
+ * one floating-point type.  With s = scale q k^T, p = softmax(s) and
+ * dp = d_o v^T:  dv = p^T d_o,  ds = p * (dp - rowsum(p * dp)),
+ * dq = scale ds k,  dk = scale ds^T q.  rowsum(p * dp) equals
+ * rowsum(d_o * o), which an engine may read from o (cpu:reference
+ * recomputes p from q and k in double, so o only has to have its shape
+ * there).  The softmax statistics are not an input: a node has at most
+ * CDNN_NODE_MAX_INPUTS (5) inputs.  Saves as graph format 1.3.
+ */
+CDNN_API cdnn_status_t cdnn_graph_sdpa_bwd(cdnn_graph_t *graph, const char *name,
+                                           const cdnn_sdpa_attr_t *attr,
+                                           int64_t q, int64_t k, int64_t v,
+                                           int64_t o, int64_t d_o, int64_t dq,
+                                           int64_t dk, int64_t dv);
+
+/**
  * Check the graph and infer omitted output shapes.  On failure the status
  * is INVALID_GRAPH and the message names the node or tensor at fault.
  * Validating a valid graph again is a no-op.  Adding tensors or nodes

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define CDNN_PROVIDER_ABI_MAJOR 1
-#define CDNN_PROVIDER_ABI_MINOR 3
+#define CDNN_PROVIDER_ABI_MINOR 4
 
 /** The symbol each provider exports: const cdnn_provider_t *f(void). */
 #define CDNN_PROVIDER_ENTRY_SYMBOL "cdnn_provider_entry"
@@ -78,6 +78,8 @@ typedef enum cdnn_op {
     CDNN_OP_ARGMAX,
     CDNN_OP_ARGMIN,
     CDNN_OP_PAD,
+    /* ABI 1.4 (graph format 1.3): */
+    CDNN_OP_SDPA_BWD,
     CDNN_OP_COUNT
 } cdnn_op_t;
 
@@ -119,7 +121,7 @@ typedef union cdnn_node_attr {
     cdnn_pointwise_attr_t pointwise; /* POINTWISE */
     cdnn_reduction_mode_t reduction; /* REDUCTION */
     double epsilon;                  /* BATCHNORM_INFERENCE, *NORM */
-    cdnn_sdpa_attr_t sdpa;           /* SDPA_FWD */
+    cdnn_sdpa_attr_t sdpa;           /* SDPA_FWD, SDPA_BWD */
     int32_t axis;                    /* SOFTMAX, LOG_SOFTMAX, CONCAT, ARGMAX,
                                       * ARGMIN: in a
                                       * validated view 0 .. rank - 1 (the

@@ -81,6 +81,8 @@ void ref_layernorm(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_rmsnorm(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 cdnn_status_t ref_sdpa_fwd(const cdnn_node_view_t *node,
                            const ref_node_tensors_t *t);
+cdnn_status_t ref_sdpa_bwd(const cdnn_node_view_t *node,
+                           const ref_node_tensors_t *t);
 void ref_softmax(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_log_softmax(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_reshape(const cdnn_node_view_t *node, const ref_node_tensors_t *t);

@@ -91,15 +91,16 @@ static cdnn_status_t applicable_engines(cdnn_graph_t *g, const cdnn_handle_t *h,
             continue;
         const cdnn_provider_t *t = e->provider->table;
         /* Ops and port forms newer than a provider's ABI are not shown to
-         * it: it was not written to expect them (provider.h, ABI 1.3). */
-        if (graph_minor >= OP_TABLE_FORMAT_MINOR && t->abi_minor < OP_TABLE_ABI_MINOR) {
-            char why[256];
+         * it: it was not written to expect them (provider.h, ABI 1.3, 1.4). */
+        if (t->abi_minor < op_abi_minor_for(graph_minor)) {
+            char why[320];
             snprintf(why, sizeof why,
                      "its provider was built for provider ABI 1.%u, before the "
-                     "graph's ops or ports (what graph format 1.2 added: "
-                     "softmax, data movement, argmax, layer-norm without bias; "
-                     "ABI 1.%d); rebuild it against this cdnn",
-                     (unsigned)t->abi_minor, OP_TABLE_ABI_MINOR);
+                     "graph's ops or ports (graph format 1.%u: what 1.2 added, "
+                     "softmax, data movement, argmax, layer-norm without bias, "
+                     "needs ABI 1.3; what 1.3 added, ABI 1.4); rebuild it "
+                     "against this cdnn",
+                     (unsigned)t->abi_minor, (unsigned)graph_minor);
             add_reason(reasons, e->name, why);
             continue;
         }

@@ -21,10 +21,12 @@
  * written as the lowest minor that expresses it, never below 1.1 (the
  * digest): 1.2 only when it uses what 1.2 added (softmax, log-softmax,
  * reshape, transpose, concat, slice, argmax, argmin, pad, a layer-norm
- * without bias; the op table's since_minor and relaxed_minor),
- * so that a graph using nothing newer saves the bytes it always did. */
+ * without bias), 1.3 only when it uses what 1.3 added (docs/FORMATS.md,
+ * "Graph format minors"; the op table's since_minor, relaxed_minor and
+ * outputs_minor), so that a graph using nothing newer saves the bytes it
+ * always did. */
 #define GRAPH_FORMAT_MAJOR 1
-#define GRAPH_FORMAT_MINOR 2
+#define GRAPH_FORMAT_MINOR 3
 #define GRAPH_FORMAT_MINOR_LOWEST 1
 
 /* Most tensors, and most nodes, a saved graph may hold.  The builder finds

@@ -731,6 +731,19 @@ cdnn_status_t cdnn_graph_pad(cdnn_graph_t *graph, const char *name,
     return add_node(graph, CDNN_OP_PAD, name, &x, 1, &y, 1, &a);
 }
 
+cdnn_status_t cdnn_graph_sdpa_bwd(cdnn_graph_t *graph, const char *name,
+                                  const cdnn_sdpa_attr_t *attr, int64_t q, int64_t k,
+                                  int64_t v, int64_t o, int64_t d_o, int64_t dq,
+                                  int64_t dk, int64_t dv)
+{
+    CDNN_CHECK_ARG(attr);
+    const int64_t in[5] = {q, k, v, o, d_o}, out[3] = {dq, dk, dv};
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a); /* padding is 0, for the key */
+    a.sdpa = *attr;
+    return add_node(graph, CDNN_OP_SDPA_BWD, name, in, 5, out, 3, &a);
+}
+
 cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,
                              const int64_t inputs[CDNN_NODE_MAX_INPUTS],
                              const int64_t outputs[CDNN_NODE_MAX_OUTPUTS],

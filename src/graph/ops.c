@@ -121,6 +121,12 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
         .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
         .attr = OP_ATTR_PAD, .float_only = 0, .same_typed_inputs = 0,
         .shape_rule = shape_rule_pad, .since_minor = 2},
+    /* Format 1.3. */
+    [CDNN_OP_SDPA_BWD] = {
+        .name = "sdpa_bwd", .schema_name = "SdpaBwd",
+        .inputs = {5, 5, {"q", "k", "v", "o", "do"}}, .outputs = {3, 3, {"dq", "dk", "dv"}},
+        .attr = OP_ATTR_SDPA, .float_only = 1, .same_typed_inputs = 5,
+        .shape_rule = shape_rule_sdpa_bwd, .since_minor = 3},
 };
 
 /* The attribute union is part of the provider ABI (cdnn_node_view_t): a
@@ -130,9 +136,17 @@ _Static_assert(sizeof(cdnn_slice_attr_t) <= sizeof(cdnn_conv_attr_t) &&
                    sizeof(cdnn_pad_attr_t) <= sizeof(cdnn_conv_attr_t),
                "cdnn_node_attr_t would grow");
 
+_Static_assert(OP_TABLE_ABI_MINOR <= CDNN_PROVIDER_ABI_MINOR,
+               "the provider ABI knows every op of the table");
+
 const op_desc_t *op_desc(cdnn_op_t op)
 {
     return (unsigned)op < CDNN_OP_COUNT ? &op_table[op] : NULL;
+}
+
+uint16_t op_abi_minor_for(uint16_t format_minor)
+{
+    return format_minor >= 3 ? 4 : format_minor == 2 ? 3 : 0;
 }
 
 uint16_t op_node_minor(cdnn_op_t op, const int present[CDNN_NODE_MAX_INPUTS])

@@ -74,10 +74,16 @@ typedef struct op_desc {
 /* The first graph format minor, and the first provider ABI minor, that
  * know every op and port form of the op table (op_node_minor gives what a
  * node needs). */
-#define OP_TABLE_FORMAT_MINOR 2
+#define OP_TABLE_FORMAT_MINOR 3
 /* A provider stamped below this ABI minor is not shown graphs that need
- * graph format minor 2 (ops and port forms it was not written for). */
-#define OP_TABLE_ABI_MINOR 3
+ * the newest graph format minor (ops and port forms it was not written
+ * for); op_abi_minor_for says which ABI minor each format minor needs. */
+#define OP_TABLE_ABI_MINOR 4
+
+/** The provider ABI minor that a graph needing format minor
+ * `format_minor` asks of a provider: 0 up to format 1.1, 3 for 1.2, 4 for
+ * 1.3 (each format minor's ops came with an ABI minor). */
+uint16_t op_abi_minor_for(uint16_t format_minor);
 
 /** The lowest graph format minor that expresses a node of op with these
  * inputs connected (present[i] nonzero), at least 0.  0 for an unknown op. */
@@ -114,5 +120,6 @@ cdnn_status_t shape_rule_concat(const struct node_check *c);
 cdnn_status_t shape_rule_slice(const struct node_check *c);
 cdnn_status_t shape_rule_arg_extreme(const struct node_check *c);
 cdnn_status_t shape_rule_pad(const struct node_check *c);
+cdnn_status_t shape_rule_sdpa_bwd(const struct node_check *c);
 
 #endif

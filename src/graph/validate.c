@@ -742,6 +742,33 @@ cdnn_status_t shape_rule_sdpa(const node_check_t *c)
     return expect_output(c, 0, 4, o);
 }
 
+/* The forward's shapes (q, k, v; o and do as the forward's o); the
+ * gradients have the shapes of what they are gradients of. */
+cdnn_status_t shape_rule_sdpa_bwd(const node_check_t *c)
+{
+    const cdnn_sdpa_attr_t *a = &c->n->attr.sdpa;
+    if (!isfinite(a->scale) || a->scale < 0)
+        return node_fail(c->n, "scale %g must be finite and >= 0 (bad attribute)", a->scale);
+    cdnn_status_t st;
+    for (int p = 0; p < 5; p++)
+        if ((st = expect_rank(c, p, 4)))
+            return st;
+    const int64_t *q = in_view(c, 0)->dims, *k = in_view(c, 1)->dims,
+                  *v = in_view(c, 2)->dims;
+    int64_t kdims[4] = {q[0], q[1], k[2], q[3]};
+    int64_t vdims[4] = {q[0], q[1], k[2], v[3]};
+    int64_t odims[4] = {q[0], q[1], q[2], v[3]};
+    if ((st = expect_dims(c, 1, 4, kdims, "q's batch, heads and head size")) ||
+        (st = expect_dims(c, 2, 4, vdims, "q's batch and heads, k's sequence")) ||
+        (st = expect_dims(c, 3, 4, odims, "the forward's output, [B, H, Sq, Dv]")) ||
+        (st = expect_dims(c, 4, 4, odims, "o's, of which it is the gradient")))
+        return st;
+    for (int p = 0; p < 3; p++)
+        if ((st = expect_output(c, p, 4, in_view(c, p)->dims)))
+            return st;
+    return CDNN_STATUS_SUCCESS;
+}
+
 /* ---- softmax ------------------------------------------------------------ */
 
 cdnn_status_t shape_rule_softmax(const node_check_t *c)

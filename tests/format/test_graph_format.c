@@ -374,9 +374,9 @@ static void test_versions(void **state)
     free(bytes);
 
     /* An unknown enum value: a newer minor may have added it ... */
-    bytes = handmade(1, 3, 42, 0, &n);
+    bytes = handmade(1, 4, 42, 0, &n);
     assert_int_equal(decode_status(bytes, n), CDNN_STATUS_NOT_SUPPORTED);
-    expect_message("data_type 42", "1.3");
+    expect_message("data_type 42", "1.4");
     free(bytes);
     /* ... in bytes of our own minor it is damage. */
     bytes = handmade(1, 0, 42, 0, &n);
@@ -982,6 +982,38 @@ static void test_concat_slice_round_trips(void **state)
     }
 }
 
+/* An attention forward and its backward (format 1.3: SdpaBwd) round-trip
+ * binary and JSON; the forward alone stays 1.1. */
+static void test_sdpa_bwd_round_trips(void **state)
+{
+    (void)state;
+    for (int causal = 0; causal < 2; causal++) {
+        cdnn_graph_t *g = NULL;
+        OK(cdnn_graph_create(&g));
+        int64_t q[4] = {2, 3, 5, 8}, k[4] = {2, 3, 7, 8}, v[4] = {2, 3, 7, 4},
+                o[4] = {2, 3, 5, 4};
+        OK(cdnn_graph_tensor(g, 1, "q", CDNN_DATA_TYPE_F16, 4, q, NULL));
+        OK(cdnn_graph_tensor(g, 2, "k", CDNN_DATA_TYPE_F16, 4, k, NULL));
+        OK(cdnn_graph_tensor(g, 3, "v", CDNN_DATA_TYPE_F16, 4, v, NULL));
+        OK(cdnn_graph_tensor(g, 4, "o", CDNN_DATA_TYPE_F16, 4, o, NULL));
+        cdnn_sdpa_attr_t a = {causal ? 0.25 : 0.0, causal};
+        OK(cdnn_graph_sdpa_fwd(g, "fwd", &a, 1, 2, 3, 4));
+        expect_round_trips(g, 1);
+        OK(cdnn_graph_tensor(g, 5, "do", CDNN_DATA_TYPE_F16, 4, o, NULL));
+        OK(cdnn_graph_tensor(g, 6, "dq", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+        OK(cdnn_graph_tensor(g, 7, "dk", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+        OK(cdnn_graph_tensor(g, 8, "dv", CDNN_DATA_TYPE_F16, 0, NULL, NULL));
+        OK(cdnn_graph_sdpa_bwd(g, "bwd", &a, 1, 2, 3, 4, 5, 6, 7, 8));
+        expect_round_trips(g, 3);
+        char *json = NULL;
+        OK(cdnn_graph_to_json(g, &json));
+        assert_non_null(strstr(json, "\"SdpaBwd\""));
+        assert_true((strstr(json, "\"causal\"") != NULL) == causal);
+        free(json);
+        cdnn_graph_destroy(g);
+    }
+}
+
 static void test_json_truncations(void **state)
 {
     (void)state;
@@ -1228,6 +1260,7 @@ int main(void)
         cmocka_unit_test(test_json_flatc_forms),
         cmocka_unit_test(test_json_python_nonfinite),
         cmocka_unit_test(test_lowest_minor_layernorm_bias),
+        cmocka_unit_test(test_sdpa_bwd_round_trips),
         cmocka_unit_test(test_softmax_round_trips),
         cmocka_unit_test(test_movement_round_trips),
         cmocka_unit_test(test_concat_slice_round_trips),

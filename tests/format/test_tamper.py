@@ -86,9 +86,9 @@ BLOB_GRAPH, BLOB_PLAN = 1, 2
 PLAN_MAJOR, PLAN_MINOR = 1, 0
 CONTAINER_MAJOR, CONTAINER_MINOR = 1, 1
 GRAPH_MAJOR, GRAPH_MINOR = 1, 1
-# The first graph minor this cdnn does not know (it knows up to 1.2, and
-# writes 1.1 unless a graph uses what 1.2 added): a "future" graph.
-GRAPH_NEXT_MINOR = 3
+# The first graph minor this cdnn does not know (it knows up to 1.3, and
+# writes 1.1 unless a graph uses what 1.2 or 1.3 added): a "future" graph.
+GRAPH_NEXT_MINOR = 4
 DEVICE_CPU, DEVICE_CUDA = 0, 1
 
 EXAMPLE = "pointwise.json"       # the graph the plans are built from
@@ -1290,7 +1290,8 @@ def flatc_graph_cases(c):
     del bare["sha256"]
     expect("graph format 1.3 (flatc) without a SHA-256 -> CORRUPT_DATA",
            load(flatc_binary(tmp, future, bare, "graph13_bare")), CORRUPT_DATA,
-           ["the graph is damaged", "1.3", "always carries a SHA-256"])
+           ["the graph is damaged", "1.%d" % GRAPH_NEXT_MINOR,
+            "always carries a SHA-256"])
     # A 1.3 graph that uses what 1.3 added -- a new Op value, a new NodeAttr
     # union member -- cannot be loaded by a 1.2 reader, but it is not
     # damaged: NOT_SUPPORTED, "load them with a newer cdnn" (graph.fbs:
@@ -1314,7 +1315,7 @@ def flatc_graph_cases(c):
         expect("graph format 1.3 using %s (sealed) -> NOT_SUPPORTED, newer "
                "cdnn" % what,
                load(sealed_graph(flatc_binary(tmp, future, gnew, "graph13_new"))),
-               NOT_SUPPORTED, ["1.3", "newer cdnn"])
+               NOT_SUPPORTED, ["1.%d" % GRAPH_NEXT_MINOR, "newer cdnn"])
     g20 = dict(gjson)
     g20["format_major"], g20["format_minor"] = 2, 0
     g20["sha256"] = [0] * 32

@@ -24,6 +24,7 @@ void test_batchnorm_inference(void **state);
 void test_layernorm(void **state);
 void test_rmsnorm(void **state);
 void test_sdpa_fwd(void **state);
+void test_sdpa_bwd(void **state);
 void test_softmax(void **state);
 void test_data_movement(void **state);
 void test_fused_conv_bias_relu(void **state);
