@@ -654,6 +654,119 @@ static void test_sdpa_bwd_validation(void **state)
     expect_invalid(g, "output 'dq'", "shape mismatch");
 }
 
+/* Gather: y inferred as x's dims around indices' dims; index types, the
+ * axis and a too-high rank named. */
+static void test_gather_validation(void **state)
+{
+    (void)state;
+    static const int64_t x[] = {4, 5, 6}, idx[] = {2, 3}, want[] = {4, 2, 3, 6};
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    OK(cdnn_graph_tensor(g, 2, "idx", CDNN_DATA_TYPE_I32, 2, idx, NULL));
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_gather(g, "g", -2, 1, 2, 3));
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 3, 4, want);
+    cdnn_graph_destroy(g);
+
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    tensor(g, 2, "idx", 2, idx); /* f32 */
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_gather(g, "g", 0, 1, 2, 3));
+    expect_invalid(g, "node 'g' (gather): input 'indices'", "index type");
+
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    OK(cdnn_graph_tensor(g, 2, "idx", CDNN_DATA_TYPE_I64, 2, idx, NULL));
+    OK(cdnn_graph_tensor(g, 3, "y", CDNN_DATA_TYPE_F16, 0, NULL, NULL));
+    OK(cdnn_graph_gather(g, "g", 0, 1, 2, 3));
+    expect_invalid(g, "output 'y'", "type other than x's");
+
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    OK(cdnn_graph_tensor(g, 2, "idx", CDNN_DATA_TYPE_I64, 2, idx, NULL));
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_gather(g, "g", -4, 1, 2, 3));
+    expect_invalid(g, "input 'x'", "negative axis");
+
+    static const int64_t x6[] = {2, 2, 2, 2, 2, 2}, i4[] = {1, 1, 1, 2};
+    g = new_graph();
+    tensor(g, 1, "x", 6, x6);
+    OK(cdnn_graph_tensor(g, 2, "idx", CDNN_DATA_TYPE_I64, 4, i4, NULL));
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_gather(g, "g", 0, 1, 2, 3));
+    expect_invalid(g, "input 'indices'", "y rank 9");
+
+    /* gather-elements: indices of x's rank, no larger off the axis */
+    static const int64_t small[] = {3, 9, 6}, wide[] = {4, 2, 7};
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    OK(cdnn_graph_tensor(g, 2, "idx", CDNN_DATA_TYPE_I64, 3, small, NULL));
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_gather_elements(g, "ge", 1, 1, 2, 3));
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 3, 3, small);
+    cdnn_graph_destroy(g);
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    OK(cdnn_graph_tensor(g, 2, "idx", CDNN_DATA_TYPE_I64, 3, wide, NULL));
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_gather_elements(g, "ge", 1, 1, 2, 3));
+    expect_invalid(g, "node 'ge' (gather_elements): input 'indices'", "in dim 2");
+    g = new_graph();
+    tensor(g, 1, "x", 3, x);
+    OK(cdnn_graph_tensor(g, 2, "idx", CDNN_DATA_TYPE_I64, 2, idx, NULL));
+    tensor(g, 3, "y", 0, NULL);
+    OK(cdnn_graph_gather_elements(g, "ge", 1, 1, 2, 3));
+    expect_invalid(g, "input 'indices'", "rank 3");
+}
+
+/* Top-k: k refused below 1 by the builder, above the dim by validation;
+ * values and indices inferred, their types named. */
+static void test_topk_validation(void **state)
+{
+    (void)state;
+    static const int64_t x[] = {3, 8}, want[] = {3, 5};
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 2, x);
+    cdnn_topk_attr_t a = {-1, 1, 5};
+    tensor(g, 2, "v", 0, NULL);
+    OK(cdnn_graph_tensor(g, 3, "i", CDNN_DATA_TYPE_I32, 0, NULL, NULL));
+    OK(cdnn_graph_topk(g, "tk", &a, 1, 2, 3));
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 2, 2, want);
+    expect_shape(g, 3, 2, want);
+    cdnn_graph_destroy(g);
+
+    g = new_graph();
+    cdnn_topk_attr_t zero = {0, 1, 0};
+    assert_int_equal(cdnn_graph_topk(g, "tk", &zero, 1, 2, 3), CDNN_STATUS_BAD_PARAM);
+    if (!strstr(cdnn_last_error(), "k is 0"))
+        fail_msg("message \"%s\" lacks \"k is 0\"", cdnn_last_error());
+    cdnn_graph_destroy(g);
+
+    g = new_graph();
+    tensor(g, 1, "x", 2, x);
+    tensor(g, 2, "v", 0, NULL);
+    cdnn_topk_attr_t big = {1, 0, 9};
+    OK(cdnn_graph_topk(g, "tk", &big, 1, 2, NONE));
+    expect_invalid(g, "node 'tk' (topk): input 'x'", "fewer than k = 9");
+
+    g = new_graph();
+    tensor(g, 1, "x", 2, x);
+    tensor(g, 2, "v", 0, NULL);
+    tensor(g, 3, "i", 0, NULL); /* f32 */
+    OK(cdnn_graph_topk(g, "tk", &a, 1, 2, 3));
+    expect_invalid(g, "output 'indices'", "index type");
+
+    g = new_graph();
+    tensor(g, 1, "x", 2, x);
+    OK(cdnn_graph_tensor(g, 2, "v", CDNN_DATA_TYPE_F64, 0, NULL, NULL));
+    OK(cdnn_graph_topk(g, "tk", &a, 1, 2, NONE));
+    expect_invalid(g, "output 'values'", "type other than x's");
+}
+
 static void expect_shape(cdnn_graph_t *g, int64_t uid, int32_t rank, const int64_t *dims)
 {
     int32_t got_rank = 0;
@@ -794,6 +907,8 @@ int main(void)
         cmocka_unit_test(test_concat_slice_validation),
         cmocka_unit_test(test_argmax_validation),
         cmocka_unit_test(test_sdpa_bwd_validation),
+        cmocka_unit_test(test_gather_validation),
+        cmocka_unit_test(test_topk_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -496,6 +496,14 @@ typedef struct cdnn_pad_attr {
     double value;                /* converted to y's type as a store is */
 } cdnn_pad_attr_t;
 
+/** Top-k along one axis (ONNX TopK, torch.topk with sorted=True). */
+typedef struct cdnn_topk_attr {
+    int32_t axis;    /* negative counts from the end */
+    int32_t largest; /* nonzero: the k largest, descending; 0: the k
+                      * smallest, ascending */
+    int64_t k;       /* 1 .. x's dim at the axis */
+} cdnn_topk_attr_t;
+
 /* ------------------------------------------------------------------------
  * Graphs
  * ------------------------------------------------------------------------ */
@@ -760,6 +768,50 @@ CDNN_API cdnn_status_t cdnn_graph_sdpa_bwd(cdnn_graph_t *graph, const char *name
                                            int64_t q, int64_t k, int64_t v,
                                            int64_t o, int64_t d_o, int64_t dq,
                                            int64_t dk, int64_t dv);
+
+/**
+ * Gather along an axis (ONNX Gather, torch.index_select for 1-D indices,
+ * NumPy's np.take(x, indices, axis)): y's dims are x's before the axis,
+ * then indices' dims, then x's after it (rank x + indices - 1, at most
+ * CDNN_MAX_RANK), and y[a, i, b] = x[a, indices[i], b].  indices is i32
+ * or i64 of any rank; an index may be negative, -n to n - 1 for x's dim n
+ * at the axis, counting from the end as ONNX's does.  An index outside
+ * that range fails the execute with EXECUTION_FAILED naming the index,
+ * its position in indices and the range, before anything of x is read;
+ * y's contents are then unspecified.  x and y have one type, any type;
+ * y is inferred.  Saves as graph format 1.3.
+ */
+CDNN_API cdnn_status_t cdnn_graph_gather(cdnn_graph_t *graph, const char *name,
+                                         int32_t axis, int64_t x, int64_t indices,
+                                         int64_t y);
+
+/**
+ * Gather elements along an axis (ONNX GatherElements, torch.gather,
+ * np.take_along_axis): y has indices' dims and y[j] = x[j with its
+ * coordinate at the axis replaced by indices[j]].  indices (i32 or i64)
+ * has x's rank and, off the axis, dims no larger than x's.  Indices are
+ * checked and refused as cdnn_graph_gather's.  Saves as graph format 1.3.
+ */
+CDNN_API cdnn_status_t cdnn_graph_gather_elements(cdnn_graph_t *graph,
+                                                  const char *name, int32_t axis,
+                                                  int64_t x, int64_t indices,
+                                                  int64_t y);
+
+/**
+ * Top-k along an axis: values has x's dims but attr->k at the axis and
+ * holds, for each row of x along the axis, its k largest elements in
+ * descending order (attr->largest) or k smallest in ascending order;
+ * indices (optional, CDNN_UID_NONE to omit; i32 or i64) their positions
+ * in the row.  Equal elements keep their order in x (the lower index
+ * first); a NaN is larger than every number (PyTorch's order: first
+ * among the largest, last among the smallest), and -0 equals +0.
+ * Integers are compared exactly.  attr->k must be 1 or more (BAD_PARAM)
+ * and at most x's dim at the axis (INVALID_GRAPH at validation).
+ * values and indices are inferred.  Saves as graph format 1.3.
+ */
+CDNN_API cdnn_status_t cdnn_graph_topk(cdnn_graph_t *graph, const char *name,
+                                       const cdnn_topk_attr_t *attr, int64_t x,
+                                       int64_t values, int64_t indices);
 
 /**
  * Check the graph and infer omitted output shapes.  On failure the status

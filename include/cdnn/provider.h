@@ -80,6 +80,9 @@ typedef enum cdnn_op {
     CDNN_OP_PAD,
     /* ABI 1.4 (graph format 1.3): */
     CDNN_OP_SDPA_BWD,
+    CDNN_OP_GATHER,
+    CDNN_OP_GATHER_ELEMENTS,
+    CDNN_OP_TOPK,
     CDNN_OP_COUNT
 } cdnn_op_t;
 
@@ -123,13 +126,15 @@ typedef union cdnn_node_attr {
     double epsilon;                  /* BATCHNORM_INFERENCE, *NORM */
     cdnn_sdpa_attr_t sdpa;           /* SDPA_FWD, SDPA_BWD */
     int32_t axis;                    /* SOFTMAX, LOG_SOFTMAX, CONCAT, ARGMAX,
-                                      * ARGMIN: in a
+                                      * ARGMIN, GATHER, GATHER_ELEMENTS: in a
                                       * validated view 0 .. rank - 1 (the
                                       * caller's negative axis counted from
                                       * the end) */
     cdnn_transpose_attr_t transpose; /* TRANSPOSE */
     cdnn_slice_attr_t slice;         /* SLICE */
     cdnn_pad_attr_t pad;             /* PAD */
+    cdnn_topk_attr_t topk;           /* TOPK: axis 0 .. rank - 1 in a
+                                      * validated view, as above */
 } cdnn_node_attr_t;
 
 typedef struct cdnn_node_view {

@@ -175,6 +175,9 @@ static cdnn_status_t run_node(const cdnn_node_view_t *node,
     case CDNN_OP_RMSNORM: ref_rmsnorm(node, &t); break;
     case CDNN_OP_SDPA_FWD: return ref_sdpa_fwd(node, &t);
     case CDNN_OP_SDPA_BWD: return ref_sdpa_bwd(node, &t);
+    case CDNN_OP_GATHER: return ref_gather(node, &t);
+    case CDNN_OP_GATHER_ELEMENTS: return ref_gather_elements(node, &t);
+    case CDNN_OP_TOPK: return ref_topk(node, &t);
     case CDNN_OP_SOFTMAX: ref_softmax(node, &t); break;
     case CDNN_OP_LOG_SOFTMAX: ref_log_softmax(node, &t); break;
     case CDNN_OP_RESHAPE: ref_reshape(node, &t); break;

@@ -73,10 +73,14 @@ static const fb_field_desc_t pad_fields[GF_PAD_FIELDS] = {VEC_I64("pre"),
                                                           SCALAR(8, "value")};
 static const fb_table_desc_t pad_desc = {"PadAttr", GF_PAD_FIELDS, pad_fields};
 
+static const fb_field_desc_t topk_fields[GF_TOPK_FIELDS] = {
+    SCALAR(4, "axis"), SCALAR(8, "k"), SCALAR(1, "largest")};
+static const fb_table_desc_t topk_desc = {"TopkAttr", GF_TOPK_FIELDS, topk_fields};
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const fb_table_desc_t *const attr_descs[OP_ATTR_KIND_COUNT - 1] = {
     &conv_desc, &pointwise_desc, &reduction_desc, &norm_desc, &sdpa_desc,
-    &axis_desc, &transpose_desc, &slice_desc, &pad_desc};
+    &axis_desc, &transpose_desc, &slice_desc, &pad_desc, &topk_desc};
 
 static const fb_field_desc_t tensor_fields[GF_TENSOR_FIELDS] = {
     SCALAR(8, "uid"),        STRING("name"),         SCALAR(1, "data_type"),
@@ -285,6 +289,12 @@ static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
         fb_add_f64(b, GF_PAD_VALUE, a->pad.value, 0);
         return fb_table_end(b);
     }
+    case OP_ATTR_TOPK:
+        fb_table_start(b, GF_TOPK_FIELDS);
+        fb_add_i64(b, GF_TOPK_K, a->topk.k, 1);
+        fb_add_i32(b, GF_TOPK_AXIS, a->topk.axis, -1);
+        fb_add_bool(b, GF_TOPK_LARGEST, a->topk.largest != 0, 1);
+        return fb_table_end(b);
     default: return 0;
     }
 }
@@ -773,6 +783,11 @@ static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
         attr->pad.value = fb_get_f64(a, GF_PAD_VALUE, 0);
         return st;
     }
+    case OP_ATTR_TOPK: /* the builder checks the values */
+        attr->topk.axis = fb_get_i32(a, GF_TOPK_AXIS, -1);
+        attr->topk.k = fb_get_i64(a, GF_TOPK_K, 1);
+        attr->topk.largest = fb_get_bool(a, GF_TOPK_LARGEST, 1) ? 1 : 0;
+        return CDNN_STATUS_SUCCESS;
     default: return CDNN_STATUS_SUCCESS;
     }
 }

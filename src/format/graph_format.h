@@ -68,6 +68,7 @@ enum { GF_AXIS, GF_AXIS_FIELDS }; /* format 1.2; axis = -1 */
 enum { GF_TRANSPOSE_PERM, GF_TRANSPOSE_FIELDS }; /* format 1.2 */
 enum { GF_SLICE_START, GF_SLICE_STEP, GF_SLICE_FIELDS }; /* format 1.2 */
 enum { GF_PAD_PRE, GF_PAD_VALUE, GF_PAD_FIELDS };         /* format 1.2 */
+enum { GF_TOPK_AXIS, GF_TOPK_K, GF_TOPK_LARGEST, GF_TOPK_FIELDS }; /* format 1.3 */
 
 /* NodeAttr union members (0: none) are the op table's attribute kinds,
  * op_attr_kind_t (graph/ops.h), which are numbered as the union is. */

@@ -147,10 +147,14 @@ static const jfield_t pad_fields[GF_PAD_FIELDS] = {F("pre", J_VEC_I64),
                                                   F("value", J_F64)};
 static const jtable_t pad_table = {"PadAttr", GF_PAD_FIELDS, pad_fields};
 
+static const jfield_t topk_fields[GF_TOPK_FIELDS] = {
+    FD("axis", J_I32, -1), FD("k", J_I64, 1), FD("largest", J_BOOL, 1)};
+static const jtable_t topk_table = {"TopkAttr", GF_TOPK_FIELDS, topk_fields};
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const jtable_t *const attr_tables[OP_ATTR_KIND_COUNT - 1] = {
     &conv_table, &pw_table, &reduce_table, &norm_table, &sdpa_table,
-    &axis_table, &transpose_table, &slice_table, &pad_table};
+    &axis_table, &transpose_table, &slice_table, &pad_table, &topk_table};
 
 static const jfield_t tensor_fields[GF_TENSOR_FIELDS] = {
     F("uid", J_I64),          F("name", J_STRING),

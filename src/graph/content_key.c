@@ -106,6 +106,11 @@ static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
         for (int32_t i = 0; i < a->transpose.rank && i < CDNN_MAX_RANK; i++)
             put_i64(w, a->transpose.perm[i]);
         break;
+    case OP_ATTR_TOPK: /* axis counted from the front in a validated view */
+        put_i64(w, a->topk.axis);
+        put_i64(w, a->topk.k);
+        put_i64(w, a->topk.largest != 0);
+        break;
     case OP_ATTR_PAD:
         put_i64(w, a->pad.rank);
         for (int32_t i = 0; i < a->pad.rank && i < CDNN_MAX_RANK; i++)

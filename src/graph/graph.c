@@ -494,6 +494,16 @@ static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char 
     case OP_ATTR_TRANSPOSE: return check_transpose_attr(g, op, name, &a->transpose);
     case OP_ATTR_SLICE: return check_slice_attr(g, op, name, &a->slice);
     case OP_ATTR_PAD: return check_pad_attr(g, op, name, &a->pad);
+    case OP_ATTR_TOPK:
+        if (a->topk.axis < -CDNN_MAX_RANK || a->topk.axis >= CDNN_MAX_RANK)
+            return attr_fail(g, op, name, "axis %d is beyond any tensor's dims "
+                             "(-%d to %d) (bad attribute)", (int)a->topk.axis,
+                             CDNN_MAX_RANK, CDNN_MAX_RANK - 1);
+        if (a->topk.k < 1 || a->topk.k > CDNN_MAX_DIM)
+            return attr_fail(g, op, name, "k is %lld; top-k takes 1 to 2^40 elements "
+                             "per row, at most the dim at the axis (bad attribute)",
+                             (long long)a->topk.k);
+        return CDNN_STATUS_SUCCESS;
     case OP_ATTR_AXIS:
         /* No tensor has more dims than this; the rank decides the rest. */
         if (a->axis < -CDNN_MAX_RANK || a->axis >= CDNN_MAX_RANK)
@@ -742,6 +752,41 @@ cdnn_status_t cdnn_graph_sdpa_bwd(cdnn_graph_t *graph, const char *name,
     memset(&a, 0, sizeof a); /* padding is 0, for the key */
     a.sdpa = *attr;
     return add_node(graph, CDNN_OP_SDPA_BWD, name, in, 5, out, 3, &a);
+}
+
+cdnn_status_t cdnn_graph_gather(cdnn_graph_t *graph, const char *name, int32_t axis,
+                                int64_t x, int64_t indices, int64_t y)
+{
+    const int64_t in[2] = {x, indices};
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a); /* unused bytes are 0, for the key */
+    a.axis = axis;
+    return add_node(graph, CDNN_OP_GATHER, name, in, 2, &y, 1, &a);
+}
+
+cdnn_status_t cdnn_graph_gather_elements(cdnn_graph_t *graph, const char *name,
+                                         int32_t axis, int64_t x, int64_t indices,
+                                         int64_t y)
+{
+    const int64_t in[2] = {x, indices};
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a);
+    a.axis = axis;
+    return add_node(graph, CDNN_OP_GATHER_ELEMENTS, name, in, 2, &y, 1, &a);
+}
+
+cdnn_status_t cdnn_graph_topk(cdnn_graph_t *graph, const char *name,
+                              const cdnn_topk_attr_t *attr, int64_t x, int64_t values,
+                              int64_t indices)
+{
+    CDNN_CHECK_ARG(attr);
+    const int64_t out[2] = {values, indices};
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a);
+    a.topk.axis = attr->axis;
+    a.topk.k = attr->k;
+    a.topk.largest = attr->largest != 0;
+    return add_node(graph, CDNN_OP_TOPK, name, &x, 1, out, 2, &a);
 }
 
 cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,

@@ -127,13 +127,30 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
         .inputs = {5, 5, {"q", "k", "v", "o", "do"}}, .outputs = {3, 3, {"dq", "dk", "dv"}},
         .attr = OP_ATTR_SDPA, .float_only = 1, .same_typed_inputs = 5,
         .shape_rule = shape_rule_sdpa_bwd, .since_minor = 3},
+    /* Indexing: x any type, indices i32 or i64 (the shape rules). */
+    [CDNN_OP_GATHER] = {
+        .name = "gather", .schema_name = "Gather",
+        .inputs = {2, 2, {"x", "indices"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_AXIS, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_gather, .since_minor = 3},
+    [CDNN_OP_GATHER_ELEMENTS] = {
+        .name = "gather_elements", .schema_name = "GatherElements",
+        .inputs = {2, 2, {"x", "indices"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_AXIS, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_gather_elements, .since_minor = 3},
+    [CDNN_OP_TOPK] = {
+        .name = "topk", .schema_name = "TopK",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 2, {"values", "indices"}},
+        .attr = OP_ATTR_TOPK, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_topk, .since_minor = 3},
 };
 
 /* The attribute union is part of the provider ABI (cdnn_node_view_t): a
  * new member must not grow it. */
 _Static_assert(sizeof(cdnn_slice_attr_t) <= sizeof(cdnn_conv_attr_t) &&
                    sizeof(cdnn_transpose_attr_t) <= sizeof(cdnn_conv_attr_t) &&
-                   sizeof(cdnn_pad_attr_t) <= sizeof(cdnn_conv_attr_t),
+                   sizeof(cdnn_pad_attr_t) <= sizeof(cdnn_conv_attr_t) &&
+                   sizeof(cdnn_topk_attr_t) <= sizeof(cdnn_conv_attr_t),
                "cdnn_node_attr_t would grow");
 
 _Static_assert(OP_TABLE_ABI_MINOR <= CDNN_PROVIDER_ABI_MINOR,
@@ -199,7 +216,8 @@ const char *op_attr_schema_name(int kind)
         [OP_ATTR_POINTWISE] = "PointwiseAttr", [OP_ATTR_REDUCTION] = "ReductionAttr",
         [OP_ATTR_NORM] = "NormAttr",       [OP_ATTR_SDPA] = "SdpaAttr",
         [OP_ATTR_AXIS] = "AxisAttr", [OP_ATTR_TRANSPOSE] = "TransposeAttr",
-        [OP_ATTR_SLICE] = "SliceAttr", [OP_ATTR_PAD] = "PadAttr"};
+        [OP_ATTR_SLICE] = "SliceAttr", [OP_ATTR_PAD] = "PadAttr",
+        [OP_ATTR_TOPK] = "TopkAttr"};
     return kind >= 0 && kind < OP_ATTR_KIND_COUNT ? names[kind] : "unknown";
 }
 

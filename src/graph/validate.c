@@ -769,6 +769,114 @@ cdnn_status_t shape_rule_sdpa_bwd(const node_check_t *c)
     return CDNN_STATUS_SUCCESS;
 }
 
+/* ---- indexing: gather, gather-elements, top-k --------------------------- */
+
+static int is_index_type(cdnn_data_type_t t)
+{
+    return t == CDNN_DATA_TYPE_I32 || t == CDNN_DATA_TYPE_I64;
+}
+
+/* The axis of x (input 0) counted from the front, or a failure naming x. */
+static cdnn_status_t axis_of_x(const node_check_t *c, int32_t axis, int32_t *out)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0);
+    if (axis < -x->rank || axis >= x->rank)
+        return port_fail(c, 1, 0, axis < 0 ? "has fewer dims than the negative axis "
+                                             "counts back (bad attribute)"
+                                           : "has no dim at the axis (bad attribute)");
+    *out = axis < 0 ? axis + x->rank : axis;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Gather and gather-elements: i32/i64 indices, y of x's type. */
+static cdnn_status_t check_gather_types(const node_check_t *c)
+{
+    if (!is_index_type(in_view(c, 1)->type))
+        return port_fail(c, 1, 1, "must have an index type, i32 or i64 (type mismatch)");
+    if (out_view(c, 0)->type != in_view(c, 0)->type)
+        return port_fail(c, 0, 0, "has a type other than x's; a gather moves elements "
+                                  "and converts none (type mismatch)");
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* y: x's dims before the axis, indices' dims, x's dims after it. */
+cdnn_status_t shape_rule_gather(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0), *idx = in_view(c, 1);
+    int32_t axis;
+    cdnn_status_t st = axis_of_x(c, c->n->attr.axis, &axis);
+    if (st || (st = check_gather_types(c)))
+        return st;
+    int32_t rank = x->rank + idx->rank - 1;
+    if (rank > CDNN_MAX_RANK) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "has rank %d, which with x's %d would give y rank %d, "
+                 "more than %d (shape mismatch)", (int)idx->rank, (int)x->rank,
+                 (int)rank, CDNN_MAX_RANK);
+        return port_fail(c, 1, 1, msg);
+    }
+    int64_t dims[CDNN_MAX_RANK];
+    int32_t n = 0;
+    for (int32_t d = 0; d < axis; d++)
+        dims[n++] = x->dims[d];
+    for (int32_t d = 0; d < idx->rank; d++)
+        dims[n++] = idx->dims[d];
+    for (int32_t d = axis + 1; d < x->rank; d++)
+        dims[n++] = x->dims[d];
+    return expect_output(c, 0, rank, dims);
+}
+
+/* y: indices' dims, which off the axis are no larger than x's. */
+cdnn_status_t shape_rule_gather_elements(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0), *idx = in_view(c, 1);
+    int32_t axis;
+    cdnn_status_t st = axis_of_x(c, c->n->attr.axis, &axis);
+    if (st || (st = check_gather_types(c)) || (st = expect_rank(c, 1, x->rank)))
+        return st;
+    for (int32_t d = 0; d < x->rank; d++)
+        if (d != axis && idx->dims[d] > x->dims[d]) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "is %lld in dim %d, more than x's %lld; off the "
+                     "axis indices address x's own coordinates (shape mismatch)",
+                     (long long)idx->dims[d], (int)d, (long long)x->dims[d]);
+            return port_fail(c, 1, 1, msg);
+        }
+    return expect_output(c, 0, idx->rank, idx->dims);
+}
+
+/* values (x's type) and indices (i32/i64): x's dims with k at the axis. */
+cdnn_status_t shape_rule_topk(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0);
+    const cdnn_topk_attr_t *a = &c->n->attr.topk;
+    int32_t axis;
+    cdnn_status_t st = axis_of_x(c, a->axis, &axis);
+    if (st)
+        return st;
+    if (a->k > x->dims[axis]) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "has %lld elements at the axis, fewer than k = %lld "
+                 "(bad attribute)", (long long)x->dims[axis], (long long)a->k);
+        return port_fail(c, 1, 0, msg);
+    }
+    if (out_view(c, 0)->type != x->type)
+        return port_fail(c, 0, 0, "has a type other than x's; top-k values are x's "
+                                  "elements (type mismatch)");
+    const cdnn_tensor_view_t *idx = out_view(c, 1);
+    if (idx && !is_index_type(idx->type))
+        return port_fail(c, 0, 1, "must have an index type, i32 or i64 (type mismatch)");
+    if (idx && idx->type == CDNN_DATA_TYPE_I32 && x->dims[axis] > INT32_MAX)
+        return port_fail(c, 0, 1, "is i32, which cannot hold every position along x's "
+                                  "axis; use i64 (type mismatch)");
+    int64_t dims[CDNN_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++)
+        dims[d] = d == axis ? a->k : x->dims[d];
+    if ((st = expect_output(c, 0, x->rank, dims)))
+        return st;
+    return expect_output(c, 1, x->rank, dims);
+}
+
 /* ---- softmax ------------------------------------------------------------ */
 
 cdnn_status_t shape_rule_softmax(const node_check_t *c)
@@ -1052,6 +1160,8 @@ static cdnn_status_t publish_view(validation_t *v)
         /* Providers see an axis counted from the front. */
         if (op_desc(nv[i].op)->attr == OP_ATTR_AXIS && nv[i].attr.axis < 0)
             nv[i].attr.axis += v->tv[v->in[ni][0]].rank;
+        if (op_desc(nv[i].op)->attr == OP_ATTR_TOPK && nv[i].attr.topk.axis < 0)
+            nv[i].attr.topk.axis += v->tv[v->in[ni][0]].rank;
     }
     g->tensor_views = v->tv;
     v->tv = NULL;

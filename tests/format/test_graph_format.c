@@ -1014,6 +1014,49 @@ static void test_sdpa_bwd_round_trips(void **state)
     }
 }
 
+/* Gather, gather-elements and top-k (format 1.3) round-trip binary and
+ * JSON; a top-k's defaults (axis -1, k 1, largest) are left out, others
+ * written; its indices output is optional. */
+static cdnn_graph_t *gather_topk_graph(int defaults)
+{
+    cdnn_graph_t *g = NULL;
+    OK(cdnn_graph_create(&g));
+    int64_t x[3] = {4, 5, 6}, idx[2] = {2, 3}, ei[3] = {4, 2, 6};
+    OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_F32, 3, x, NULL));
+    OK(cdnn_graph_tensor(g, 3, "gathered", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+    OK(cdnn_graph_tensor_set_virtual(g, 3));
+    if (defaults) {
+        OK(cdnn_graph_tensor(g, 2, "idx", CDNN_DATA_TYPE_I64, 3, ei, NULL));
+        OK(cdnn_graph_gather_elements(g, "ge", -2, 1, 2, 3));
+    } else {
+        OK(cdnn_graph_tensor(g, 2, "idx", CDNN_DATA_TYPE_I32, 2, idx, NULL));
+        OK(cdnn_graph_gather(g, "gather", 1, 1, 2, 3));
+    }
+    OK(cdnn_graph_tensor(g, 4, "values", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+    cdnn_topk_attr_t t = {defaults ? -1 : 2, defaults ? 1 : 0, defaults ? 1 : 3};
+    if (!defaults)
+        OK(cdnn_graph_tensor(g, 5, "at", CDNN_DATA_TYPE_I64, 0, NULL, NULL));
+    OK(cdnn_graph_topk(g, "topk", &t, 3, 4, defaults ? CDNN_UID_NONE : 5));
+    return g;
+}
+
+static void test_gather_topk_round_trips(void **state)
+{
+    (void)state;
+    for (int defaults = 0; defaults < 2; defaults++) {
+        cdnn_graph_t *g = gather_topk_graph(defaults);
+        expect_round_trips(g, 3);
+        char *json = NULL;
+        OK(cdnn_graph_to_json(g, &json));
+        assert_non_null(strstr(json, defaults ? "\"GatherElements\"" : "\"Gather\""));
+        assert_non_null(strstr(json, "\"TopkAttr\""));
+        assert_true((strstr(json, "\"largest\": false") != NULL) == !defaults);
+        assert_true((strstr(json, "\"k\": 3") != NULL) == !defaults);
+        free(json);
+        cdnn_graph_destroy(g);
+    }
+}
+
 static void test_json_truncations(void **state)
 {
     (void)state;
@@ -1261,6 +1304,7 @@ int main(void)
         cmocka_unit_test(test_json_python_nonfinite),
         cmocka_unit_test(test_lowest_minor_layernorm_bias),
         cmocka_unit_test(test_sdpa_bwd_round_trips),
+        cmocka_unit_test(test_gather_topk_round_trips),
         cmocka_unit_test(test_softmax_round_trips),
         cmocka_unit_test(test_movement_round_trips),
         cmocka_unit_test(test_concat_slice_round_trips),

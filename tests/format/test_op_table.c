@@ -251,6 +251,8 @@ static cdnn_graph_t *node_in_every_slot(cdnn_op_t op)
         attr.transpose.rank = 1; /* perm {0}, of dims {4} */
     if (d->attr == OP_ATTR_PAD)
         attr.pad.rank = 1; /* pre {0}, value 0 */
+    if (d->attr == OP_ATTR_TOPK)
+        attr.topk.k = 1; /* axis 0, the smallest */
     if (d->attr == OP_ATTR_SLICE) {
         attr.slice.rank = 1; /* start {0} */
         attr.slice.step[0] = 1;
