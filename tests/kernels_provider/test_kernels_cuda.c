@@ -30,6 +30,7 @@
  * Exit 77 (skip) without a CUDA driver or device.  scripts/gpu-check.sh
  * runs it on the GPU machine.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -483,6 +484,96 @@ static void test_cuda_every_candidate(void **state)
             ran++;
         }
     printf("%d candidate runs on this device\n", ran);
+    assert_true(ran >= 6);
+}
+
+/* The application's own thread, with no CUDA context current: a loaded
+ * plan is executed there through the public memory API only, so every
+ * driver call the library makes (tensor map encoding included) must bring
+ * its own context.  The test's other runs set one current themselves. */
+typedef struct {
+    const kp_bytes_t *plan;
+    kp_run_t *run;
+    cdnn_status_t status;
+} bare_thread_run_t;
+
+static cdnn_status_t run_loaded_plan(const kp_bytes_t *plan, kp_run_t *r)
+{
+    cdnn_handle_t *h = NULL;
+    cdnn_graph_t *g = NULL;
+    void *device[KP_MAX_IO] = {0}, *workspace = NULL;
+    int64_t uids[KP_MAX_IO];
+    size_t workspace_size = 0;
+    cdnn_status_t st = cdnn_handle_create(&h, "cuda:0");
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cdnn_plan_load(&g, h, plan->data, plan->size);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cdnn_graph_workspace_size(g, &workspace_size);
+    if (st == CDNN_STATUS_SUCCESS && workspace_size)
+        st = cdnn_memory_alloc(h, workspace_size, &workspace);
+    for (int32_t i = 0; st == CDNN_STATUS_SUCCESS && i < r->count; i++) {
+        uids[i] = r->io[i].uid;
+        st = cdnn_memory_alloc(h, r->io[i].span_bytes, &device[i]);
+        if (st == CDNN_STATUS_SUCCESS)
+            st = cdnn_memory_upload(h, device[i], r->ptrs[i], r->io[i].span_bytes);
+    }
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cdnn_graph_execute(g, h, r->count, uids, device, workspace);
+    for (int32_t i = 0; st == CDNN_STATUS_SUCCESS && i < r->count; i++)
+        if (r->io[i].is_output)
+            st = cdnn_memory_download(h, r->ptrs[i], device[i], r->io[i].span_bytes);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cdnn_handle_synchronize(h);
+    if (st != CDNN_STATUS_SUCCESS)
+        print_message("bare thread: %s\n", cdnn_last_error());
+    for (int32_t i = 0; i < r->count; i++)
+        cdnn_memory_free(h, device[i]);
+    cdnn_memory_free(h, workspace);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+    return st;
+}
+
+static void *bare_thread_main(void *arg)
+{
+    bare_thread_run_t *t = arg;
+    t->status = run_loaded_plan(t->plan, t->run);
+    return NULL;
+}
+
+static void test_cuda_plan_runs_on_a_thread_without_context(void **state)
+{
+    (void)state;
+    int ran = 0;
+    for (int64_t c = 1; c <= MAX_KERNELS; c++)
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            cdnn_graph_t *g = kp_matmul_graph(&cases[i]);
+            cdnn_handle_t *h = cuda_handle();
+            cdnn_build_options_t *opts = NULL;
+            OK(cdnn_build_options_create(&opts));
+            OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(MATMUL_ENGINE)));
+            cdnn_status_t st = cdnn_build_options_set_knob(opts, CANDIDATE_KNOB, c);
+            if (st == CDNN_STATUS_SUCCESS)
+                st = cdnn_graph_build(g, h, opts);
+            cdnn_build_options_destroy(opts);
+            if (st == CDNN_STATUS_SUCCESS) {
+                kp_run_t here = device_run(g, h), there = kp_run_prepare(g);
+                kp_bytes_t plan = kp_save(g, CDNN_SAVE_PLAN);
+                bare_thread_run_t t = {&plan, &there, CDNN_STATUS_INTERNAL_ERROR};
+                pthread_t thread;
+                assert_int_equal(pthread_create(&thread, NULL, bare_thread_main, &t), 0);
+                assert_int_equal(pthread_join(thread, NULL), 0);
+                assert_int_equal(t.status, CDNN_STATUS_SUCCESS);
+                kp_assert_same_outputs(&there, &here);
+                kp_bytes_free(&plan);
+                kp_run_free(&there);
+                kp_run_free(&here);
+                ran++;
+            }
+            cdnn_graph_destroy(g);
+            cdnn_handle_destroy(h);
+        }
+    printf("%d candidate plans ran on a thread with no current context\n", ran);
     assert_true(ran >= 6);
 }
 
@@ -1085,6 +1176,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cuda_norm_round_trips),
         cmocka_unit_test(test_cuda_softmax_round_trips),
         cmocka_unit_test(test_cuda_every_candidate),
+        cmocka_unit_test(test_cuda_plan_runs_on_a_thread_without_context),
         cmocka_unit_test(test_cuda_benchmarking_chooses_by_device_clock),
         cmocka_unit_test(test_cuda_plan_elsewhere_refused),
         cmocka_unit_test(test_cuda_strict_mode_runs_installed_code),
