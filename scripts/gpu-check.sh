@@ -3,7 +3,7 @@
 #
 # Here (no GPU):   scripts/gpu-check.sh stage
 #   builds (in $BUILD, default build/), then copies the build, the CUDA
-#   code objects and the shared libraries the device machine may lack into
+#   code objects and the shared library the device machine lacks (cmocka) into
 #   $STAGE (default .gpu-stage/; ignored by git; carry it).
 # There (GPU):     scripts/gpu-check.sh run
 #   runs the CUDA handle checks, the unit tests that do not need this
@@ -25,7 +25,9 @@ if [ "${1:-}" = stage ]; then
     [ -d "$build/kernels/cuda" ] &&
         find "$build/kernels/cuda" -maxdepth 1 \( -name '*.cubin' -o -name '*.ptx' \) \
             -exec cp {} "$stage/kernels/" \;
-    for lib in libcmocka.so.0 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+    # The device machine has OpenBLAS, libcrypto and jansson but no cmocka;
+    # the stage travels in a carry of at most 64 MiB, so only cmocka goes.
+    for lib in libcmocka.so.0; do
         path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
         [ -n "$path" ] && cp -L "$path" "$stage/lib/"
     done
@@ -38,11 +40,14 @@ export LD_LIBRARY_PATH="$PWD/$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=${OUT:-/tmp}
 results=""
 record() { results="$results$(printf '%-34s %s' "$1" "$2")\n"; }
+# Each check's wall seconds go beside its result: the device time is rationed.
 check() {
     name=$1; shift
-    if ! "$@" >"$out/$name.log" 2>&1; then record "$name" "FAILED (see $name.log)"
-    elif grep -q "SKIPPED \]" "$out/$name.log"; then record "$name" "ok, with skips (see $name.log)"
-    else record "$name" ok; fi
+    started=$(date +%s)
+    if ! "$@" >"$out/$name.log" 2>&1; then result="FAILED (see $name.log)"
+    elif grep -q "SKIPPED \]" "$out/$name.log"; then result="ok, with skips (see $name.log)"
+    else result=ok; fi
+    record "$name" "$result ($(( $(date +%s) - started )) s)"
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1 || true
