@@ -34,6 +34,7 @@ extern const cpu_engine_t cpu_blas_conv_engine;
 extern const cpu_engine_t cpu_fused_pointwise_engine;
 extern const cpu_engine_t cpu_softmax_engine;
 extern const cpu_engine_t cpu_copy_engine;
+extern const cpu_engine_t cpu_index_engine;
 
 /** A deep copy of a graph view that an engine context can keep. */
 typedef struct cpu_graph {

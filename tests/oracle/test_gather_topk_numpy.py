@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Check cpu:reference's gather, gather-elements and top-k against NumPy
-and PyTorch.
+"""Check cpu:reference's gather, gather-elements, top-k and argmax/argmin
+(or a fast engine's: cpu:index) against NumPy and PyTorch.
 
 Usage:
     /usr/bin/python3 tests/oracle/test_gather_topk_numpy.py build/lib/libcdnn.so [ENGINE]
@@ -197,6 +197,40 @@ def case_topk():
                  7, 1, largest)
 
 
+def case_argmax():
+    """np.argmax / np.argmin (first extreme, first NaN) over every axis,
+    blocks of rows wider and narrower than 64, strided x, every type."""
+    coarse = RNG.integers(-2, 3, (3, 70, 5)).astype(np.float32)  # many ties
+    nan_rows = oracle.randn(4, 130)
+    nan_rows[0, 4] = np.nan
+    nan_rows[2, [1, 100]] = np.nan
+    nan_rows[3, 129] = np.nan
+    big = np.array([[2 ** 53, 2 ** 53 + 1, 2 ** 53 + 1, -5],
+                    [7, -(2 ** 62), 7, -(2 ** 62)]], np.int64)
+    cases = [("ties axis 0", coarse, 0), ("ties axis 1", coarse, 1),
+             ("ties axis 2", coarse, 2), ("NaN rows", nan_rows, 1),
+             ("NaN columns", nan_rows, 0),
+             ("transposed x", oracle.randn(70, 9).T, 0),
+             ("i64 beyond 2^53", big, 1), ("f16", oracle.randn(3, 9, dtype=np.float16), 0),
+             ("bf16-free f64", oracle.randn(5, 3, dtype=np.float64), 1),
+             ("u8", RNG.integers(0, 256, (6, 80)).astype(np.uint8), 0),
+             ("i8", RNG.integers(-128, 128, (6, 80)).astype(np.int8), 1),
+             ("bool", RNG.integers(0, 2, (5, 7)).astype(np.bool_), 1),
+             ("i32", RNG.integers(-9, 9, (2, 3, 4)).astype(np.int32), 1)]
+    for kind, fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+        for name, x, axis in cases:
+            for out in (np.int64, np.int32):
+                want = np.expand_dims(fn(x, axis), axis)
+                g = oracle.Graph(api_)
+                xu = g.input(x)
+                yu = g.output(array=np.full(want.shape, -7, out))
+                g.op(kind, axis, xu, yu)
+                g.build(ENGINE)
+                g.execute()
+                report_exact(f"{kind} {name} -> {np.dtype(out).name}",
+                             g.result(yu), want)
+
+
 api_ = None
 
 
@@ -207,7 +241,7 @@ def main():
     if len(sys.argv) == 3:
         ENGINE = sys.argv[2].encode()
     api_ = oracle.Cdnn(sys.argv[1])
-    for case in (case_gather, case_gather_elements, case_topk):
+    for case in (case_gather, case_gather_elements, case_topk, case_argmax):
         try:
             case()
         except oracle.CdnnError as e:
