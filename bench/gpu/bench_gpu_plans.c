@@ -475,8 +475,19 @@ static double time_plan(const cdnn_graph_t *g, cdnn_handle_t *h, io_t *t, void *
     return result;
 }
 
-/* The candidate benchmarking chose, in one word: "engine" for its
- * defaults, "engine#N" for knob value N ("kernels:norm_cuda#3"). */
+/* A candidate's name in one word: "engine" for its defaults, "engine#N"
+ * for knob value N ("kernels:norm_cuda#3"). */
+static void candidate_word(const char *name, char *out, size_t cap)
+{
+    const char *space = strchr(name, ' '), *value = strrchr(name, '=');
+    int engine_length = space ? (int)(space - name) : (int)strlen(name);
+    if (value)
+        snprintf(out, cap, "%.*s#%d", engine_length, name, atoi(value + 1));
+    else
+        snprintf(out, cap, "%.*s", engine_length, name);
+}
+
+/* The candidate benchmarking chose, in one word. */
 static void chosen_candidate(const cdnn_graph_t *g, char *out, size_t cap)
 {
     cdnn_candidate_result_t r[64];
@@ -486,12 +497,12 @@ static void chosen_candidate(const cdnn_graph_t *g, char *out, size_t cap)
         snprintf(out, cap, "?");
         return;
     }
-    const char *space = strchr(r[chosen].name, ' '), *value = strrchr(r[chosen].name, '=');
-    int engine_length = space ? (int)(space - r[chosen].name) : (int)strlen(r[chosen].name);
-    if (value)
-        snprintf(out, cap, "%.*s#%d", engine_length, r[chosen].name, atoi(value + 1));
-    else
-        snprintf(out, cap, "%.*s", engine_length, r[chosen].name);
+    /* Every candidate's benchmarking time, on stderr (plans.py passes it
+     * through): the chosen one must be the fastest. */
+    for (int32_t i = 0; i < count && i < 64; i++)
+        fprintf(stderr, "#   candidate %-44s %10.2f us%s\n", r[i].name, r[i].median_us,
+                i == chosen ? "  <- chosen" : "");
+    candidate_word(r[chosen].name, out, cap);
 }
 
 static void print_row(const bench_case_t *c, const cdnn_graph_t *g, const io_t *t,
@@ -512,6 +523,72 @@ static void print_row(const bench_case_t *c, const cdnn_graph_t *g, const io_t *
         printf("plan %s %s %s %.4f %.1f GB/s %.3f\n", c->name, shape, engine, ms,
                bytes / ms * 1e-6, err);
     fflush(stdout);
+}
+
+/* A plan of c pinned to one candidate of a benchmarking plan's list
+ * ("engine" or "engine [knob=value]"); NULL where it does not build. */
+static cdnn_graph_t *build_candidate(cdnn_handle_t *h, const bench_case_t *c,
+                                     const cdnn_candidate_result_t *r)
+{
+    cdnn_graph_t *g = make_graph(c);
+    cdnn_build_options_t *opts = NULL;
+    CHECK(cdnn_build_options_create(&opts));
+    CHECK(cdnn_build_options_pin_engine(opts, r->engine_id));
+    const char *open = strchr(r->name, '['), *equals = strrchr(r->name, '=');
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    if (open && equals && equals > open) {
+        char knob[128];
+        snprintf(knob, sizeof knob, "%.*s", (int)(equals - open - 1), open + 1);
+        st = cdnn_build_options_set_knob(opts, knob, atoll(equals + 1));
+    }
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cdnn_graph_build(g, h, opts);
+    cdnn_build_options_destroy(opts);
+    if (st != CDNN_STATUS_SUCCESS) {
+        fprintf(stderr, "#   %s does not build alone: %s\n", r->name, cdnn_last_error());
+        cdnn_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* Benchmarking's choice against this harness's own clock: every candidate
+ * the benchmarking plan timed is built pinned and timed here on the same
+ * tensors; one line "choice OP CHOSEN MS FASTEST MS" for plans.py. */
+static void check_choice(cdnn_handle_t *h, const bench_case_t *c, const cdnn_graph_t *plan,
+                         io_t *t, int reps)
+{
+    cdnn_candidate_result_t r[64];
+    int32_t count = 0, chosen = -1, fastest = -1;
+    CHECK(cdnn_graph_candidates(plan, r, 64, &count, &chosen));
+    if (chosen < 0 || count < 2)
+        return;
+    double ms[64], chosen_ms = 0;
+    for (int32_t i = 0; i < count && i < 64; i++) {
+        cdnn_graph_t *g = build_candidate(h, c, &r[i]);
+        if (!g)
+            continue;
+        size_t ws_bytes = 0;
+        void *ws = NULL;
+        CHECK(cdnn_graph_workspace_size(g, &ws_bytes));
+        if (ws_bytes)
+            CHECK(cdnn_memory_alloc(h, ws_bytes, &ws));
+        ms[i] = time_plan(g, h, t, ws, reps);
+        fprintf(stderr, "#   harness    %-44s %10.2f us\n", r[i].name, ms[i] * 1e3);
+        if (fastest < 0 || ms[i] < ms[fastest])
+            fastest = i;
+        if (i == chosen)
+            chosen_ms = ms[i];
+        cdnn_memory_free(h, ws);
+        cdnn_graph_destroy(g);
+    }
+    if (fastest < 0 || chosen_ms <= 0)
+        return;
+    char chosen_word[128], fastest_word[128];
+    candidate_word(r[chosen].name, chosen_word, sizeof chosen_word);
+    candidate_word(r[fastest].name, fastest_word, sizeof fastest_word);
+    printf("choice %s %s %.4f %s %.4f %d\n", c->name, chosen_word, chosen_ms, fastest_word,
+           ms[fastest], count);
 }
 
 static void run_case(cdnn_handle_t *h, const bench_case_t *c, int reps)
@@ -545,6 +622,7 @@ static void run_case(cdnn_handle_t *h, const bench_case_t *c, int reps)
         if (t.info[i].is_output)
             CHECK(cdnn_memory_download(h, t.host[i], t.device[i], t.info[i].span_bytes));
     print_row(c, g, &t, ms, check(c, &t));
+    check_choice(h, c, g, &t, reps < 10 ? reps : 10);
     cdnn_memory_free(h, ws);
     free_io(h, &t);
     cdnn_graph_destroy(g);

@@ -105,7 +105,36 @@ def run_cdnn(binary, reps):
             rows.append({"op": f[1], "shape": tuple(int(d) for d in f[2].split("x")),
                          "engine": f[3], "ms": float(f[4]), "rate": float(f[5]),
                          "unit": f[6], "err": float(f[7])})
+        elif len(f) == 7 and f[0] == "choice" and rows and rows[-1]["op"] == f[1]:
+            rows[-1]["choice"] = {"chosen": f[2], "chosen_ms": float(f[3]),
+                                  "fastest": f[4], "fastest_ms": float(f[5]),
+                                  "candidates": int(f[6])}
     return rows
+
+
+# Benchmarking's pick counts as the fastest when the harness times it within
+# this fraction of the harness's fastest candidate (run-to-run spread).
+CHOICE_SLACK = 0.03
+
+
+def choice_lines(rows):
+    """Each benchmarking choice next to the candidate this harness timed
+    fastest (every candidate pinned, same tensors, same clock)."""
+    lines = ["", "# benchmarking's choice vs the harness's fastest candidate "
+             f"(each pinned and timed here; 'yes' within {100 * CHOICE_SLACK:.0f}%)",
+             f"{'op':16} {'shape':>16} {'n':>3} {'chosen':28} {'ms':>8} "
+             f"{'harness fastest':28} {'ms':>8} {'fastest?':>8}"]
+    for r in rows:
+        c = r.get("choice")
+        if not c:
+            continue
+        shape = "x".join(str(d) for d in r["shape"])
+        verdict = "yes" if c["chosen_ms"] <= c["fastest_ms"] * (1 + CHOICE_SLACK) else \
+            f"no {c['chosen_ms'] / c['fastest_ms']:.2f}x"
+        lines.append(f"{r['op']:16} {shape:>16} {c['candidates']:3} {c['chosen']:28} "
+                     f"{c['chosen_ms']:8.3f} {c['fastest']:28} {c['fastest_ms']:8.3f} "
+                     f"{verdict:>8}")
+    return lines
 
 
 def main():
@@ -133,6 +162,7 @@ def main():
         for name, ms in peers(torch, r["op"], r["shape"], args.reps) or [("-", float("nan"))]:
             lines.append(f"{head}  {name:28} {ms:8.3f} {ms / r['ms']:8.2f}")
             head = " " * len(head)
+    lines += choice_lines(rows)
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if args.out:
