@@ -29,10 +29,10 @@ enum { MAX_IO = 8, SAMPLES = 64, WARMUP = 3 };
 
 typedef enum op {
     OP_LAYERNORM, OP_RMSNORM, OP_SOFTMAX, OP_ADD_RELU, OP_MATMUL_BIAS_GELU,
-    OP_CONV_BIAS_RELU, OP_SDPA, OP_SDPA_CAUSAL
+    OP_MATMUL_SMALL_M, OP_CONV_BIAS_RELU, OP_SDPA, OP_SDPA_CAUSAL
 } op_t;
 
-/* dims: norms, softmax, add_relu {rows, cols}; matmul {m, n, k}; conv 3x3
+/* dims: norms, softmax, add_relu {rows, cols}; matmuls {m, n, k}; conv 3x3
  * with padding 1 {n, c, h, w, k}; attention {batch, heads, seq, head dim}. */
 typedef struct bench_case {
     op_t op;
@@ -53,6 +53,8 @@ static const bench_case_t cases[] = {
     {OP_ADD_RELU, "add_relu", BF16, {16384, 4096}},
     {OP_ADD_RELU, "add_relu", BF16, {32768, 8192}},
     {OP_MATMUL_BIAS_GELU, "matmul_bias_gelu", BF16, {8192, 8192, 8192}},
+    /* A decode step: memory-bound on b, timed in GB/s against the copy. */
+    {OP_MATMUL_SMALL_M, "matmul_small_m", BF16, {16, 8192, 8192}},
     {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 64, 56, 56, 64}},
     {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 256, 14, 14, 256}},
     {OP_SDPA, "sdpa", BF16, {8, 16, 4096, 128}},
@@ -124,10 +126,14 @@ static void make_matmul(cdnn_graph_t *g, const bench_case_t *c)
     cdnn_pointwise_attr_init(&gelu, CDNN_PW_GELU_FWD);
     tensor(g, c->type, 1, 3, a, NULL);
     tensor(g, c->type, 2, 3, b, NULL);
+    tensor(g, c->type, 9, 3, y, NULL);
+    if (c->op == OP_MATMUL_SMALL_M) {
+        CHECK(cdnn_graph_matmul(g, "mm", 1, 2, 9));
+        return;
+    }
     tensor(g, c->type, 3, 3, bias, NULL);
     virtual_f32(g, 4);
     virtual_f32(g, 5);
-    tensor(g, c->type, 9, 3, y, NULL);
     CHECK(cdnn_graph_matmul(g, "mm", 1, 2, 4));
     CHECK(cdnn_graph_pointwise(g, "bias", &add, 4, 3, CDNN_UID_NONE, 5));
     CHECK(cdnn_graph_pointwise(g, "gelu", &gelu, 5, CDNN_UID_NONE, CDNN_UID_NONE, 9));
@@ -174,7 +180,7 @@ static cdnn_graph_t *make_graph(const bench_case_t *c)
 {
     cdnn_graph_t *g = NULL;
     CHECK(cdnn_graph_create(&g));
-    if (c->op == OP_MATMUL_BIAS_GELU)
+    if (c->op == OP_MATMUL_BIAS_GELU || c->op == OP_MATMUL_SMALL_M)
         make_matmul(g, c);
     else if (c->op == OP_CONV_BIAS_RELU)
         make_conv(g, c);
@@ -315,16 +321,17 @@ static double check_add_relu(const bench_case_t *c, io_t *t)
 
 static double check_matmul(const bench_case_t *c, io_t *t)
 {
-    const uint16_t *a = host_of(t, 1), *b = host_of(t, 2), *bias = host_of(t, 3),
-                   *y = host_of(t, 9);
+    const int epilogue = c->op == OP_MATMUL_BIAS_GELU;
+    const uint16_t *a = host_of(t, 1), *b = host_of(t, 2), *y = host_of(t, 9);
+    const uint16_t *bias = epilogue ? host_of(t, 3) : NULL;
     size_t m = (size_t)c->dims[0], n = (size_t)c->dims[1], k = (size_t)c->dims[2];
     double worst = 0;
     for (int s = 0; s < 256; s++) {
         size_t i = sample(s, m), j = (size_t)((uint64_t)s * 40503u % n);
-        double acc = at(t, bias, j);
+        double acc = epilogue ? at(t, bias, j) : 0;
         for (size_t p = 0; p < k; p++)
             acc += at(t, a, i * k + p) * at(t, b, p * n + j);
-        double ref = 0.5 * acc * (1 + erf(acc / sqrt(2.0)));
+        double ref = epilogue ? 0.5 * acc * (1 + erf(acc / sqrt(2.0))) : acc;
         worst = fmax(worst, fabs(at(t, y, i * n + j) - ref) / tolerance(ref));
     }
     return worst;
@@ -394,7 +401,8 @@ static double check(const bench_case_t *c, io_t *t)
 {
     switch (c->op) {
     case OP_ADD_RELU: return check_add_relu(c, t);
-    case OP_MATMUL_BIAS_GELU: return check_matmul(c, t);
+    case OP_MATMUL_BIAS_GELU:
+    case OP_MATMUL_SMALL_M: return check_matmul(c, t);
     case OP_CONV_BIAS_RELU: return check_conv(c, t);
     case OP_SDPA:
     case OP_SDPA_CAUSAL: return check_sdpa(c, t);

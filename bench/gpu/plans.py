@@ -84,6 +84,10 @@ def peers(torch, op, shape, reps):
         a, b = rand(rows, cols), rand(rows, cols)
         out = torch.empty_like(a)
         return [("torch add+relu (2 kernels)", time_ms(torch, lambda: torch.relu(torch.add(a, b, out=out)), reps))]
+    if op == "matmul_small_m":
+        m, n, k = shape
+        a, b = rand(m, k), rand(k, n)
+        return [("torch matmul (cuBLAS)", time_ms(torch, lambda: a @ b, reps))]
     if op == "matmul_bias_gelu":
         m, n, k = shape
         a, b, bias = rand(m, k), rand(k, n), rand(n)
