@@ -1,0 +1,618 @@
+#!/usr/bin/python3
+"""Two small real networks, end to end, each layer group one cdnn graph,
+forward and backward, against PyTorch's autograd on the same weights.
+
+Usage:
+    /usr/bin/python3 tests/e2e/test_e2e_torch.py build/lib/libcdnn.so
+
+The networks:
+
+  ResNet basic block (NCHW): conv3x3 -> batch-norm (training: batch
+  statistics) -> relu -> conv3x3 -> batch-norm -> + identity -> relu ->
+  global average pool.  The loss is sum(pooled * dpool) for a random dpool.
+
+  Transformer block (pre-LN, causal): layer-norm -> QKV matmul (+ bias) ->
+  split into heads -> attention (sdpa_fwd) -> merge heads -> output
+  projection (+ bias) -> + x -> layer-norm -> matmul (+ bias) -> gelu ->
+  matmul (+ bias) -> + residual.  The loss is sum(y * dy) for a random dy.
+
+Each network runs as four cdnn graphs, two forward layer groups and two
+backward ones, as a framework would lower it: the forward graphs also write
+what their backward needs (conv outputs, batch statistics, the attention's
+q, k, v and o, ...), and the backward graphs read those.  Every graph is
+built the way a user builds it (no engine pinned), executed, then its plan
+is saved, loaded on a fresh handle and executed again on fresh output
+buffers: the outputs must be byte-identical and the loaded plan must
+re-save to the same bytes.
+
+The oracle is PyTorch (torch.nn.functional and autograd) in float64 on the
+same values: an implementation no one here wrote.  Each network runs in
+float64 (every tensor f64) and in float32 (inputs rounded to f32, PyTorch
+still in float64).  One line per compared tensor: max |cdnn - torch| /
+max |torch|, PASS or FAIL against the tolerance stated below.  Exit status
+0 when all pass, 1 on any failure, 77 (ctest's skip) when PyTorch is not
+installed.
+
+What cdnn has no dedicated op for is expressed with the ops it has, in the
+same graph: batch-norm's training forward is reductions (avg over N, H, W)
+and pointwise nodes; batch-norm's and layer-norm's backward passes are
+reductions and pointwise nodes; the average pool is a reduction and its
+backward a broadcasting pointwise node; the backward of each matmul is a
+matmul on transposed views (strides) of saved tensors.
+"""
+import ctypes
+import math
+import os
+import sys
+
+import numpy as np
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    print("SKIP: PyTorch is not installed for /usr/bin/python3 (Debian "
+          "package python3-torch); it is this test's oracle")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "oracle"))
+import test_reference_numpy as oracle  # noqa: E402  (the ctypes binding)
+
+P = oracle.P
+UID_NONE = oracle.UID_NONE
+SAVE_PLAN = 2
+
+oracle.STATUS_FUNCTIONS.update({
+    "cdnn_graph_set_data_types": [P, ctypes.c_int, ctypes.c_int, ctypes.c_int],
+    "cdnn_graph_save": [P, ctypes.c_int, P, ctypes.c_size_t,
+                        ctypes.POINTER(ctypes.c_size_t)],
+    "cdnn_plan_load": [ctypes.POINTER(P), P, P, ctypes.c_size_t],
+    "cdnn_graph_engine": [P, ctypes.POINTER(ctypes.c_uint64),
+                          ctypes.POINTER(ctypes.c_char_p)],
+    "cdnn_graph_sdpa_bwd": [P, ctypes.c_char_p,
+                            ctypes.POINTER(oracle.SdpaAttr)]
+    + [ctypes.c_int64] * 8,
+})
+
+# Max error relative to max |torch| per tensor.  In f64 every node computes
+# and stores in double, so only summation order differs (measured: at most
+# 4e-15).  In f32 every stored intermediate (virtual tensors included)
+# rounds to float, and the four graphs hand f32 tensors on; the
+# normalisation backward passes subtract nearly equal sums of those
+# (measured: at most 6e-7, in batch-norm's d gamma).
+TOLERANCE = {np.float64: 1e-12, np.float32: 1e-5}
+
+FAILURES = []
+
+
+def report(name, got, want, tol):
+    got = np.asarray(got, np.float64)
+    want = np.asarray(want, np.float64)
+    if got.shape != want.shape:
+        print(f"{name:52s} shape {got.shape} != torch's {want.shape}  FAIL")
+        FAILURES.append(name)
+        return math.inf
+    err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
+    err = math.inf if np.isnan(err) else err
+    ok = err <= tol
+    print(f"{name:52s} max err {err:10.3e} (tol {tol:.0e})  "
+          f"{'PASS' if ok else 'FAIL'}")
+    if not ok:
+        FAILURES.append(name)
+    return err
+
+
+def fail(name, why):
+    print(f"{name:52s} {why}  FAIL")
+    FAILURES.append(name)
+
+
+# ---------------------------------------------------------------------------
+# One layer group = one cdnn graph
+# ---------------------------------------------------------------------------
+
+class Layer:
+    """One cdnn graph under construction: inputs bound to arrays, outputs
+    named, every other tensor virtual; shapes tracked so that each helper
+    declares its result's shape."""
+
+    def __init__(self, api, name, dtype):
+        self.api, self.name = api, name
+        self.dtype = np.dtype(dtype)
+        self.code = oracle.F64 if self.dtype == np.float64 else oracle.F32
+        self.g = oracle.Graph(api)
+        api.call("cdnn_graph_set_data_types", self.g.ptr, self.code,
+                 self.code, self.code)
+        self.shapes = {}
+        self.outputs = {}  # name -> uid
+        self.engine = None
+
+    # -- tensors --
+    def input(self, array):
+        assert array.dtype == self.dtype
+        uid = self.g.input(array, self.code)
+        self.shapes[uid] = tuple(array.shape)
+        return uid
+
+    def new(self, shape, out=None):
+        """A virtual tensor, or with out a named output of its own memory."""
+        shape = tuple(int(d) for d in shape)
+        if out:
+            uid = self.g.output(shape, self.dtype, type_code=self.code)
+            self.outputs[out] = uid
+        else:
+            uid = self.g.virtual(list(shape), self.code)
+        self.shapes[uid] = shape
+        return uid
+
+    def scalar(self, value, rank):
+        uid = self.g.scalar(value, rank, self.code)
+        self.shapes[uid] = (1,) * rank
+        return uid
+
+    # -- ops --
+    def pw(self, mode, *inputs, out=None, **fields):
+        """Pointwise node; a float input becomes a pass-by-value scalar;
+        the result has the broadcast shape of the inputs."""
+        rank = max(len(self.shapes[u]) for u in inputs
+                   if not isinstance(u, float))
+        uids = [self.scalar(u, rank) if isinstance(u, float) else u
+                for u in inputs]
+        shape = np.broadcast_shapes(*(self.shapes[u] for u in uids))
+        y = self.new(shape, out)
+        attr = self.api.pointwise_attr(mode, **fields)
+        uids += [UID_NONE] * (3 - len(uids))
+        self.g.op("pointwise", ctypes.byref(attr), *uids, y)
+        return y
+
+    def reduce(self, mode, x, axes, out=None):
+        shape = [1 if i in axes else d
+                 for i, d in enumerate(self.shapes[x])]
+        y = self.new(shape, out)
+        self.g.op("reduction", oracle.REDUCTIONS.index(mode), x, y)
+        return y
+
+    def matmul(self, a, b, out=None):
+        sa, sb = self.shapes[a], self.shapes[b]
+        batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+        y = self.new(tuple(batch) + (sa[-2], sb[-1]), out)
+        self.g.op("matmul", a, b, y)
+        return y
+
+    def conv_fwd(self, x, w, pad, out=None):
+        n, _, h, wd = self.shapes[x]
+        k, _, r, s = self.shapes[w]
+        y = self.new((n, k, h + 2 * pad - r + 1, wd + 2 * pad - s + 1), out)
+        attr = self.api.conv_attr(2, pad, pad)
+        self.g.op("conv_fwd", ctypes.byref(attr), x, w, y)
+        return y
+
+    def conv_bwd_data(self, dy, w, x_shape, pad, out=None):
+        dx = self.new(x_shape, out)
+        attr = self.api.conv_attr(2, pad, pad)
+        self.g.op("conv_bwd_data", ctypes.byref(attr), dy, w, dx)
+        return dx
+
+    def conv_bwd_filter(self, x, dy, w_shape, pad, out=None):
+        dw = self.new(w_shape, out)
+        attr = self.api.conv_attr(2, pad, pad)
+        self.g.op("conv_bwd_filter", ctypes.byref(attr), x, dy, dw)
+        return dw
+
+    def layernorm(self, x, scale, bias, eps, outs):
+        """y, mean and inverse std over the last dim; outs names them."""
+        shape = self.shapes[x]
+        y = self.new(shape, outs[0])
+        mean = self.new(shape[:-1] + (1,), outs[1])
+        rstd = self.new(shape[:-1] + (1,), outs[2])
+        self.g.op("layernorm", eps, x, scale, bias, y, mean, rstd)
+        return y, mean, rstd
+
+    def reshape(self, x, shape, out=None):
+        y = self.new(shape, out)
+        self.g.op("reshape", x, y)
+        return y
+
+    def transpose(self, x, perm, out=None):
+        shape = [self.shapes[x][p] for p in perm]
+        y = self.new(shape, out)
+        attr = oracle.TransposeAttr(len(perm), (ctypes.c_int32 * 8)(*perm))
+        self.g.op("transpose", ctypes.byref(attr), x, y)
+        return y
+
+    def slice_last(self, x, start, size, out=None):
+        """x[..., start:start + size]."""
+        shape = list(self.shapes[x])
+        rank = len(shape)
+        shape[-1] = size
+        y = self.new(shape, out)
+        starts = [0] * (rank - 1) + [start]
+        attr = oracle.SliceAttr(rank, (ctypes.c_int32 * 8)(*[1] * rank),
+                                (ctypes.c_int64 * 8)(*starts))
+        self.g.op("slice", ctypes.byref(attr), x, y)
+        return y
+
+    def concat_last(self, xs, out=None):
+        shape = list(self.shapes[xs[0]])
+        shape[-1] = sum(self.shapes[x][-1] for x in xs)
+        y = self.new(shape, out)
+        self.g.op("concat", -1, len(xs), oracle.int64s(xs), y)
+        return y
+
+    def sdpa_fwd(self, q, k, v, causal, out=None):
+        sq, sv = self.shapes[q], self.shapes[v]
+        o = self.new(sq[:-1] + sv[-1:], out)
+        attr = oracle.SdpaAttr(0.0, int(causal))
+        self.g.op("sdpa_fwd", ctypes.byref(attr), q, k, v, o)
+        return o
+
+    def sdpa_bwd(self, q, k, v, o, d_o, causal):
+        grads = [self.new(self.shapes[t]) for t in (q, k, v)]
+        attr = oracle.SdpaAttr(0.0, int(causal))
+        self.g.op("sdpa_bwd", ctypes.byref(attr), q, k, v, o, d_o, *grads)
+        return grads
+
+    # -- build, run, save, load --
+    def run(self):
+        """Build with the library's own engine choice, execute, and return
+        the named outputs (arrays owned by the graph)."""
+        api = self.api
+        api.call("cdnn_graph_build", self.g.ptr, api.handle, None)
+        size = ctypes.c_size_t()
+        api.call("cdnn_graph_workspace_size", self.g.ptr, ctypes.byref(size))
+        self.g.workspace_size = size.value
+        engine_id, engine_name = ctypes.c_uint64(), ctypes.c_char_p()
+        api.call("cdnn_graph_engine", self.g.ptr, ctypes.byref(engine_id),
+                 ctypes.byref(engine_name))
+        self.engine = engine_name.value.decode()
+        self.g.execute()
+        return {name: self.g.result(uid) for name, uid in self.outputs.items()}
+
+    def replay_on_fresh_handle(self, handle):
+        """Save the plan, load it on `handle`, execute on fresh outputs:
+        every output byte-identical to the first run, and the loaded plan
+        re-saves to the bytes it came from."""
+        api, name = self.api, f"{self.name}: plan reloaded"
+        plan_bytes = save_plan(api, self.g.ptr)
+        plan = P()
+        api.call("cdnn_plan_load", ctypes.byref(plan), handle, plan_bytes,
+                 len(plan_bytes))
+        try:
+            arrays = dict(self.g.arrays)
+            fresh = {}
+            for out_name, uid in self.outputs.items():
+                fresh[uid] = np.full_like(arrays[uid], np.nan)
+                arrays[uid] = fresh[uid]
+            size = ctypes.c_size_t()
+            api.call("cdnn_graph_workspace_size", plan, ctypes.byref(size))
+            workspace = np.zeros(max(size.value, 1), np.uint8)
+            uids = list(arrays)
+            ptrs = (P * len(uids))(*[arrays[u].ctypes.data for u in uids])
+            api.call("cdnn_graph_execute", plan, handle, len(uids),
+                     oracle.int64s(uids), ptrs, workspace.ctypes.data)
+            same = all(fresh[u].tobytes() == self.g.arrays[u].tobytes()
+                       for u in fresh)
+            resaved = save_plan(api, plan) == plan_bytes
+        finally:
+            api.lib.cdnn_graph_destroy(plan)
+        if same and resaved:
+            print(f"{name:52s} {len(plan_bytes)} bytes, {len(fresh)} outputs "
+                  f"byte-identical, re-save identical  PASS")
+        else:
+            fail(name, f"outputs identical: {same}, re-save identical: "
+                       f"{resaved}")
+
+
+def save_plan(api, graph):
+    size = ctypes.c_size_t()
+    api.call("cdnn_graph_save", graph, SAVE_PLAN, None, 0, ctypes.byref(size))
+    buf = ctypes.create_string_buffer(size.value)
+    api.call("cdnn_graph_save", graph, SAVE_PLAN, buf, size, ctypes.byref(size))
+    return buf.raw[:size.value]
+
+
+def run_layers(layers, fresh_handle):
+    """Run each layer group's graph; say which engine ran it."""
+    results = {}
+    for layer in layers:
+        results.update(layer.run())
+        print(f"{layer.name:52s} engine {layer.engine}")
+        layer.replay_on_fresh_handle(fresh_handle)
+    return results
+
+
+def tview(array):
+    """[..., M, N] array seen as [..., N, M] (strides, no copy)."""
+    return np.swapaxes(array, -1, -2)
+
+
+# ---------------------------------------------------------------------------
+# ResNet basic block
+# ---------------------------------------------------------------------------
+
+BN_EPS = 1e-5
+
+
+def bn_train_fwd(L, c, gamma, beta, saved):
+    """Batch-norm, training mode, over N, H, W, as reductions and pointwise
+    nodes: biased variance (PyTorch's for normalising).  Writes the batch
+    mean and inverse std as outputs `saved`; returns the normalised value
+    scaled and shifted."""
+    axes = (0, 2, 3)
+    mean = L.reduce("avg", c, axes, out=saved[0])
+    centred = L.pw("sub", c, mean)
+    var = L.reduce("avg", L.pw("mul", centred, centred), axes)
+    rstd = L.pw("rsqrt", L.pw("add", var, BN_EPS), out=saved[1])
+    return L.pw("fma", L.pw("mul", centred, rstd), gamma, beta)
+
+
+def norm_bwd(L, dy, x, mean, rstd, gamma, stat_axes, param_axes, names):
+    """Backward of y = (x - mean) * rstd * gamma + beta, mean and rstd the
+    statistics over `stat_axes` (N, H, W for batch-norm; the features for
+    layer-norm), as reductions and pointwise nodes: d gamma and d beta,
+    summed over `param_axes`, are the outputs names[0] and names[1]; dx
+    (returned, virtual) is rstd * (g - avg(g) - xhat * avg(g * xhat)) with
+    g = dy * gamma and the averages over `stat_axes`."""
+    xhat = L.pw("mul", L.pw("sub", x, mean), rstd)
+    L.reduce("add", L.pw("mul", dy, xhat), param_axes, out=names[0])
+    L.reduce("add", dy, param_axes, out=names[1])
+    g = L.pw("mul", dy, gamma)
+    g_avg = L.reduce("avg", g, stat_axes)
+    gx_avg = L.reduce("avg", L.pw("mul", g, xhat), stat_axes)
+    centred = L.pw("sub", L.pw("sub", g, g_avg), L.pw("mul", xhat, gx_avg))
+    return L.pw("mul", centred, rstd)
+
+
+def resnet_params(dtype, n=2, c=4, h=6, w=6):
+    rng = np.random.default_rng(1212)
+
+    def r(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(dtype)
+    return {"x": r(n, c, h, w), "w1": r(c, c, 3, 3, scale=0.3),
+            "g1": 1 + r(1, c, 1, 1, scale=0.2), "b1": r(1, c, 1, 1, scale=0.2),
+            "w2": r(c, c, 3, 3, scale=0.3),
+            "g2": 1 + r(1, c, 1, 1, scale=0.2), "b2": r(1, c, 1, 1, scale=0.2),
+            "dpool": r(n, c, 1, 1)}
+
+
+def resnet_cdnn(api, fresh, p, dtype):
+    tag = f"resnet {np.dtype(dtype).name}"
+    # Forward 1: conv1 -> bn1 -> relu.
+    L1 = Layer(api, f"{tag} fwd conv1+bn1+relu", dtype)
+    x, w1 = L1.input(p["x"]), L1.input(p["w1"])
+    c1 = L1.conv_fwd(x, w1, 1, out="c1")
+    bn1 = bn_train_fwd(L1, c1, L1.input(p["g1"]), L1.input(p["b1"]),
+                       ("mean1", "rstd1"))
+    L1.pw("relu_fwd", bn1, out="a1")
+    f1 = run_layers([L1], fresh)
+
+    # Forward 2: conv2 -> bn2 -> + x -> relu -> global average pool.
+    L2 = Layer(api, f"{tag} fwd conv2+bn2+add+relu+avgpool", dtype)
+    a1 = L2.input(f1["a1"])
+    c2 = L2.conv_fwd(a1, L2.input(p["w2"]), 1, out="c2")
+    bn2 = bn_train_fwd(L2, c2, L2.input(p["g2"]), L2.input(p["b2"]),
+                       ("mean2", "rstd2"))
+    y = L2.pw("relu_fwd", L2.pw("add", bn2, L2.input(p["x"])), out="y")
+    L2.reduce("avg", y, (2, 3), out="pooled")
+    f2 = run_layers([L2], fresh)
+
+    # Backward 2: pool -> relu -> (residual) -> bn2 -> conv2.
+    L3 = Layer(api, f"{tag} bwd avgpool+relu+add+bn2+conv2", dtype)
+    h, w = p["x"].shape[2:]
+    dpool = L3.input(p["dpool"])
+    # relu_bwd(dy, x) is dy * (x > 0); y > 0 exactly where relu's input is.
+    d_sum = L3.pw("mul", L3.pw("relu_bwd", dpool, L3.input(f2["y"])),
+                  1.0 / (h * w), out="d_residual")
+    dc2 = norm_bwd(L3, d_sum, L3.input(f2["c2"]), L3.input(f2["mean2"]),
+                   L3.input(f2["rstd2"]), L3.input(p["g2"]), (0, 2, 3),
+                   (0, 2, 3), ("dg2", "db2"))
+    L3.conv_bwd_filter(L3.input(f1["a1"]), dc2, p["w2"].shape, 1, out="dw2")
+    L3.conv_bwd_data(dc2, L3.input(p["w2"]), p["x"].shape, 1, out="da1")
+    b2 = run_layers([L3], fresh)
+
+    # Backward 1: relu -> bn1 -> conv1, + the residual's gradient.
+    L4 = Layer(api, f"{tag} bwd relu+bn1+conv1+residual", dtype)
+    dbn1 = L4.pw("relu_bwd", L4.input(b2["da1"]), L4.input(f1["a1"]))
+    dc1 = norm_bwd(L4, dbn1, L4.input(f1["c1"]), L4.input(f1["mean1"]),
+                   L4.input(f1["rstd1"]), L4.input(p["g1"]), (0, 2, 3),
+                   (0, 2, 3), ("dg1", "db1"))
+    L4.conv_bwd_filter(L4.input(p["x"]), dc1, p["w1"].shape, 1, out="dw1")
+    dx_conv = L4.conv_bwd_data(dc1, L4.input(p["w1"]), p["x"].shape, 1)
+    L4.pw("add", dx_conv, L4.input(b2["d_residual"]), out="dx")
+    b1 = run_layers([L4], fresh)
+    return {**f1, **f2, **b2, **b1}
+
+
+def resnet_torch(p):
+    t = {k: torch.tensor(v.astype(np.float64), requires_grad=True)
+         for k, v in p.items() if k != "dpool"}
+    c = t["x"].shape[1]
+
+    def bn(v, g, b):
+        return F.batch_norm(v, None, None, t[g].reshape(c), t[b].reshape(c),
+                            training=True, eps=BN_EPS)
+    a1 = F.relu(bn(F.conv2d(t["x"], t["w1"], padding=1), "g1", "b1"))
+    c2 = F.conv2d(a1, t["w2"], padding=1)
+    y = F.relu(bn(c2, "g2", "b2") + t["x"])
+    pooled = F.adaptive_avg_pool2d(y, 1)
+    pooled.backward(torch.tensor(p["dpool"].astype(np.float64)))
+    out = {"a1": a1, "y": y, "pooled": pooled}
+    out = {k: v.detach().numpy() for k, v in out.items()}
+    out.update({"d" + k: t[k].grad.numpy() for k in t})
+    return out
+
+
+def check_resnet(api, fresh, dtype):
+    p = resnet_params(dtype)
+    got = resnet_cdnn(api, fresh, p, dtype)
+    want = resnet_torch(p)
+    tol = TOLERANCE[dtype]
+    tag = f"resnet {np.dtype(dtype).name} vs torch"
+    for name in ("a1", "y", "pooled", "dx", "dw1", "dg1", "db1", "dw2",
+                 "dg2", "db2"):
+        report(f"{tag} {name}", got[name], want[name], tol)
+
+
+# ---------------------------------------------------------------------------
+# Transformer block (pre-LN)
+# ---------------------------------------------------------------------------
+
+LN_EPS = 1e-5
+B, S, D, HEADS, FF = 2, 5, 16, 2, 32
+T, DH = B * S, D // HEADS
+
+
+def transformer_params(dtype):
+    rng = np.random.default_rng(1213)
+
+    def r(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(dtype)
+    return {"x": r(1, T, D),
+            "ln1_g": 1 + r(1, 1, D, scale=0.2), "ln1_b": r(1, 1, D, scale=0.2),
+            "wqkv": r(1, D, 3 * D, scale=D ** -0.5),
+            "bqkv": r(1, 1, 3 * D, scale=0.1),
+            "wo": r(1, D, D, scale=D ** -0.5), "bo": r(1, 1, D, scale=0.1),
+            "ln2_g": 1 + r(1, 1, D, scale=0.2), "ln2_b": r(1, 1, D, scale=0.2),
+            "w1": r(1, D, FF, scale=D ** -0.5), "b1": r(1, 1, FF, scale=0.1),
+            "w2": r(1, FF, D, scale=FF ** -0.5), "b2": r(1, 1, D, scale=0.1),
+            "dy": r(1, T, D)}
+
+
+def split_heads(L, x, out=None):
+    """[1, T, D] tokens -> [B, HEADS, S, DH]."""
+    return L.transpose(L.reshape(x, (B, S, HEADS, DH)), (0, 2, 1, 3), out=out)
+
+
+def merge_heads(L, x, out=None):
+    """[B, HEADS, S, DH] -> [1, T, D] tokens."""
+    return L.reshape(L.transpose(x, (0, 2, 1, 3)), (1, T, D), out=out)
+
+
+def transformer_cdnn(api, fresh, p, dtype):
+    tag = f"transformer {np.dtype(dtype).name}"
+    # Forward 1: ln1 -> qkv -> heads -> attention -> proj -> + x.
+    L1 = Layer(api, f"{tag} fwd ln1+qkv+sdpa+proj+add", dtype)
+    x = L1.input(p["x"])
+    xn1, _, _ = L1.layernorm(x, L1.input(p["ln1_g"]), L1.input(p["ln1_b"]),
+                             LN_EPS, ("xn1", "mean1", "rstd1"))
+    qkv = L1.pw("add", L1.matmul(xn1, L1.input(p["wqkv"])),
+                L1.input(p["bqkv"]))
+    q, k, v = (split_heads(L1, L1.slice_last(qkv, i * D, D), out=name)
+               for i, name in enumerate(("q", "k", "v")))
+    o = L1.sdpa_fwd(q, k, v, causal=True, out="o")
+    attn = merge_heads(L1, o, out="attn")
+    proj = L1.pw("add", L1.matmul(attn, L1.input(p["wo"])), L1.input(p["bo"]))
+    L1.pw("add", proj, x, out="h1")
+    f1 = run_layers([L1], fresh)
+
+    # Forward 2: ln2 -> matmul -> gelu -> matmul -> + h1.
+    L2 = Layer(api, f"{tag} fwd ln2+mlp(gelu)+add", dtype)
+    h1 = L2.input(f1["h1"])
+    xn2, _, _ = L2.layernorm(h1, L2.input(p["ln2_g"]), L2.input(p["ln2_b"]),
+                             LN_EPS, ("xn2", "mean2", "rstd2"))
+    u = L2.pw("add", L2.matmul(xn2, L2.input(p["w1"])), L2.input(p["b1"]),
+              out="u")
+    m = L2.pw("gelu_fwd", u, out="m")
+    mlp = L2.pw("add", L2.matmul(m, L2.input(p["w2"])), L2.input(p["b2"]))
+    L2.pw("add", mlp, h1, out="y")
+    f2 = run_layers([L2], fresh)
+
+    # Backward 2: MLP and ln2, + the residual's gradient.
+    L3 = Layer(api, f"{tag} bwd mlp(gelu)+ln2+add", dtype)
+    dy = L3.input(p["dy"])
+    L3.matmul(L3.input(tview(f2["m"])), dy, out="dw2")
+    L3.reduce("add", dy, (1,), out="db2")
+    dm = L3.matmul(dy, L3.input(tview(p["w2"])))
+    du = L3.pw("gelu_bwd", dm, L3.input(f2["u"]))
+    L3.matmul(L3.input(tview(f2["xn2"])), du, out="dw1")
+    L3.reduce("add", du, (1,), out="db1")
+    dxn2 = L3.matmul(du, L3.input(tview(p["w1"])))
+    dln2 = norm_bwd(L3, dxn2, L3.input(f1["h1"]), L3.input(f2["mean2"]),
+                    L3.input(f2["rstd2"]), L3.input(p["ln2_g"]), (2,),
+                    (1,), ("dln2_g", "dln2_b"))
+    L3.pw("add", dln2, dy, out="dh1")
+    b2 = run_layers([L3], fresh)
+
+    # Backward 1: projection, attention (sdpa_bwd), qkv, ln1, + residual.
+    L4 = Layer(api, f"{tag} bwd proj+sdpa+qkv+ln1+add", dtype)
+    dh1 = L4.input(b2["dh1"])
+    L4.matmul(L4.input(tview(f1["attn"])), dh1, out="dwo")
+    L4.reduce("add", dh1, (1,), out="dbo")
+    d_o = split_heads(L4, L4.matmul(dh1, L4.input(tview(p["wo"]))))
+    grads = L4.sdpa_bwd(*(L4.input(f1[n]) for n in ("q", "k", "v", "o")),
+                        d_o, causal=True)
+    dqkv = L4.concat_last([merge_heads(L4, g) for g in grads])
+    L4.matmul(L4.input(tview(f1["xn1"])), dqkv, out="dwqkv")
+    L4.reduce("add", dqkv, (1,), out="dbqkv")
+    dxn1 = L4.matmul(dqkv, L4.input(tview(p["wqkv"])))
+    dln1 = norm_bwd(L4, dxn1, L4.input(p["x"]), L4.input(f1["mean1"]),
+                    L4.input(f1["rstd1"]), L4.input(p["ln1_g"]), (2,),
+                    (1,), ("dln1_g", "dln1_b"))
+    L4.pw("add", dln1, dh1, out="dx")
+    b1 = run_layers([L4], fresh)
+    return {**f1, **f2, **b2, **b1}
+
+
+def transformer_torch(p):
+    t = {k: torch.tensor(v.astype(np.float64), requires_grad=True)
+         for k, v in p.items() if k != "dy"}
+
+    def ln(v, g, b):
+        return F.layer_norm(v, (D,), t[g].reshape(D), t[b].reshape(D),
+                            LN_EPS)
+
+    def heads(v):
+        return v.reshape(B, S, HEADS, DH).transpose(1, 2)
+    x = t["x"]
+    qkv = ln(x, "ln1_g", "ln1_b") @ t["wqkv"] + t["bqkv"]
+    q, k, v = (heads(part) for part in qkv.split(D, dim=-1))
+    scores = q @ k.transpose(-1, -2) / math.sqrt(DH)
+    causal = torch.ones(S, S, dtype=torch.bool).tril()
+    probs = torch.softmax(scores.masked_fill(~causal, -math.inf), -1)
+    attn = (probs @ v).transpose(1, 2).reshape(1, T, D)
+    h1 = x + attn @ t["wo"] + t["bo"]
+    u = ln(h1, "ln2_g", "ln2_b") @ t["w1"] + t["b1"]
+    y = h1 + F.gelu(u) @ t["w2"] + t["b2"]
+    y.backward(torch.tensor(p["dy"].astype(np.float64)))
+    out = {"attn": attn, "h1": h1, "u": u, "y": y}
+    out = {k: v.detach().numpy() for k, v in out.items()}
+    out.update({"d" + k: t[k].grad.numpy() for k in t})
+    return out
+
+
+def check_transformer(api, fresh, dtype):
+    p = transformer_params(dtype)
+    got = transformer_cdnn(api, fresh, p, dtype)
+    want = transformer_torch(p)
+    tol = TOLERANCE[dtype]
+    tag = f"transformer {np.dtype(dtype).name} vs torch"
+    for name in ("attn", "h1", "u", "y", "dx", "dln1_g", "dln1_b", "dwqkv",
+                 "dbqkv", "dwo", "dbo", "dln2_g", "dln2_b", "dw1", "db1",
+                 "dw2", "db2"):
+        report(f"{tag} {name}", got[name], want[name], tol)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {sys.argv[0]} path/to/libcdnn.so")
+    torch.manual_seed(0)
+    api = oracle.Cdnn(sys.argv[1])
+    fresh = P()
+    api.call("cdnn_handle_create", ctypes.byref(fresh), b"cpu")
+    try:
+        for dtype in (np.float64, np.float32):
+            for check in (check_resnet, check_transformer):
+                try:
+                    check(api, fresh, dtype)
+                except oracle.CdnnError as e:
+                    fail(f"{check.__name__} {np.dtype(dtype).name}",
+                         f"error: {e}")
+    finally:
+        api.lib.cdnn_handle_destroy(fresh)
+    print(f"{len(FAILURES)} failure(s)" if FAILURES else "all passed")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
