@@ -12,9 +12,12 @@ The networks:
   global average pool.  The loss is sum(pooled * dpool) for a random dpool.
 
   Transformer block (pre-LN, causal): layer-norm -> QKV matmul (+ bias) ->
-  split into heads -> attention (sdpa_fwd) -> merge heads -> output
-  projection (+ bias) -> + x -> layer-norm -> matmul (+ bias) -> gelu ->
-  matmul (+ bias) -> + residual.  The loss is sum(y * dy) for a random dy.
+  split into heads -> attention -> merge heads -> output projection
+  (+ bias) -> + x -> layer-norm -> matmul (+ bias) -> gelu -> matmul
+  (+ bias) -> + residual.  The loss is sum(y * dy) for a random dy.  The
+  attention runs twice: as sdpa_fwd / sdpa_bwd, and spelled out as matmul,
+  softmax (the op; a mask input holds the causal -inf) and matmul, with
+  its backward as matmuls, pointwise and a reduction.
 
 Each network runs as four cdnn graphs, two forward layer groups and two
 backward ones, as a framework would lower it: the forward graphs also write
@@ -90,13 +93,13 @@ def report(name, got, want, tol):
     got = np.asarray(got, np.float64)
     want = np.asarray(want, np.float64)
     if got.shape != want.shape:
-        print(f"{name:52s} shape {got.shape} != torch's {want.shape}  FAIL")
+        print(f"{name:60s} shape {got.shape} != torch's {want.shape}  FAIL")
         FAILURES.append(name)
         return math.inf
     err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
     err = math.inf if np.isnan(err) else err
     ok = err <= tol
-    print(f"{name:52s} max err {err:10.3e} (tol {tol:.0e})  "
+    print(f"{name:60s} max err {err:10.3e} (tol {tol:.0e})  "
           f"{'PASS' if ok else 'FAIL'}")
     if not ok:
         FAILURES.append(name)
@@ -104,7 +107,7 @@ def report(name, got, want, tol):
 
 
 def fail(name, why):
-    print(f"{name:52s} {why}  FAIL")
+    print(f"{name:60s} {why}  FAIL")
     FAILURES.append(name)
 
 
@@ -240,6 +243,12 @@ class Layer:
         self.g.op("concat", -1, len(xs), oracle.int64s(xs), y)
         return y
 
+    def softmax(self, x, out=None):
+        """Softmax along the last dim."""
+        y = self.new(self.shapes[x], out)
+        self.g.op("softmax", -1, x, y)
+        return y
+
     def sdpa_fwd(self, q, k, v, causal, out=None):
         sq, sv = self.shapes[q], self.shapes[v]
         o = self.new(sq[:-1] + sv[-1:], out)
@@ -297,7 +306,7 @@ class Layer:
         finally:
             api.lib.cdnn_graph_destroy(plan)
         if same and resaved:
-            print(f"{name:52s} {len(plan_bytes)} bytes, {len(fresh)} outputs "
+            print(f"{name:60s} {len(plan_bytes)} bytes, {len(fresh)} outputs "
                   f"byte-identical, re-save identical  PASS")
         else:
             fail(name, f"outputs identical: {same}, re-save identical: "
@@ -317,7 +326,7 @@ def run_layers(layers, fresh_handle):
     results = {}
     for layer in layers:
         results.update(layer.run())
-        print(f"{layer.name:52s} engine {layer.engine}")
+        print(f"{layer.name:60s} engine {layer.engine}")
         layer.replay_on_fresh_handle(fresh_handle)
     return results
 
@@ -489,10 +498,41 @@ def merge_heads(L, x, out=None):
     return L.reshape(L.transpose(x, (0, 2, 1, 3)), (1, T, D), out=out)
 
 
-def transformer_cdnn(api, fresh, p, dtype):
-    tag = f"transformer {np.dtype(dtype).name}"
+def causal_mask(dtype):
+    """0 where query i sees key j <= i, -inf elsewhere: [1, 1, S, S]."""
+    seen = np.tril(np.ones((S, S), bool))
+    return np.where(seen, 0.0, -np.inf).astype(dtype).reshape(1, 1, S, S)
+
+
+def explicit_attention_fwd(L, q, k, v):
+    """softmax(q k^T / sqrt(DH) + mask) v as matmul, softmax, matmul; the
+    probabilities are an output (the backward reads them)."""
+    scores = L.matmul(q, L.transpose(k, (0, 1, 3, 2)))
+    masked = L.pw("add", L.pw("mul", scores, 1.0 / math.sqrt(DH)),
+                  L.input(causal_mask(L.dtype)))
+    return L.matmul(L.softmax(masked, out="probs"), v, out="o")
+
+
+def explicit_attention_bwd(L, f1, d_o):
+    """dq, dk, dv of explicit_attention_fwd: dv = p^T do, dp = do v^T,
+    ds = p * (dp - rowsum(p * dp)) / sqrt(DH), dq = ds k, dk = ds^T q."""
+    probs = f1["probs"]
+    dv = L.matmul(L.input(tview(probs)), d_o)
+    dp = L.matmul(d_o, L.input(tview(f1["v"])))
+    p = L.input(probs)
+    row = L.reduce("add", L.pw("mul", p, dp), (3,))
+    ds = L.pw("mul", L.pw("mul", p, L.pw("sub", dp, row)),
+              1.0 / math.sqrt(DH))
+    dq = L.matmul(ds, L.input(f1["k"]))
+    dk = L.matmul(L.transpose(ds, (0, 1, 3, 2)), L.input(f1["q"]))
+    return dq, dk, dv
+
+
+def transformer_cdnn(api, fresh, p, dtype, attention):
+    tag = f"transformer({attention}) {np.dtype(dtype).name}"
     # Forward 1: ln1 -> qkv -> heads -> attention -> proj -> + x.
-    L1 = Layer(api, f"{tag} fwd ln1+qkv+sdpa+proj+add", dtype)
+    core = "sdpa" if attention == "sdpa" else "matmul+softmax+matmul"
+    L1 = Layer(api, f"{tag} fwd ln1+qkv+{core}+proj+add", dtype)
     x = L1.input(p["x"])
     xn1, _, _ = L1.layernorm(x, L1.input(p["ln1_g"]), L1.input(p["ln1_b"]),
                              LN_EPS, ("xn1", "mean1", "rstd1"))
@@ -500,7 +540,10 @@ def transformer_cdnn(api, fresh, p, dtype):
                 L1.input(p["bqkv"]))
     q, k, v = (split_heads(L1, L1.slice_last(qkv, i * D, D), out=name)
                for i, name in enumerate(("q", "k", "v")))
-    o = L1.sdpa_fwd(q, k, v, causal=True, out="o")
+    if attention == "sdpa":
+        o = L1.sdpa_fwd(q, k, v, causal=True, out="o")
+    else:
+        o = explicit_attention_fwd(L1, q, k, v)
     attn = merge_heads(L1, o, out="attn")
     proj = L1.pw("add", L1.matmul(attn, L1.input(p["wo"])), L1.input(p["bo"]))
     L1.pw("add", proj, x, out="h1")
@@ -535,13 +578,17 @@ def transformer_cdnn(api, fresh, p, dtype):
     b2 = run_layers([L3], fresh)
 
     # Backward 1: projection, attention (sdpa_bwd), qkv, ln1, + residual.
-    L4 = Layer(api, f"{tag} bwd proj+sdpa+qkv+ln1+add", dtype)
+    core = "sdpa_bwd" if attention == "sdpa" else "matmuls+softmax bwd"
+    L4 = Layer(api, f"{tag} bwd proj+{core}+qkv+ln1+add", dtype)
     dh1 = L4.input(b2["dh1"])
     L4.matmul(L4.input(tview(f1["attn"])), dh1, out="dwo")
     L4.reduce("add", dh1, (1,), out="dbo")
     d_o = split_heads(L4, L4.matmul(dh1, L4.input(tview(p["wo"]))))
-    grads = L4.sdpa_bwd(*(L4.input(f1[n]) for n in ("q", "k", "v", "o")),
-                        d_o, causal=True)
+    if attention == "sdpa":
+        grads = L4.sdpa_bwd(*(L4.input(f1[n]) for n in ("q", "k", "v", "o")),
+                            d_o, causal=True)
+    else:
+        grads = explicit_attention_bwd(L4, f1, d_o)
     dqkv = L4.concat_last([merge_heads(L4, g) for g in grads])
     L4.matmul(L4.input(tview(f1["xn1"])), dqkv, out="dwqkv")
     L4.reduce("add", dqkv, (1,), out="dbqkv")
@@ -581,12 +628,12 @@ def transformer_torch(p):
     return out
 
 
-def check_transformer(api, fresh, dtype):
+def check_transformer(api, fresh, dtype, attention):
     p = transformer_params(dtype)
-    got = transformer_cdnn(api, fresh, p, dtype)
+    got = transformer_cdnn(api, fresh, p, dtype, attention)
     want = transformer_torch(p)
     tol = TOLERANCE[dtype]
-    tag = f"transformer {np.dtype(dtype).name} vs torch"
+    tag = f"transformer({attention}) {np.dtype(dtype).name} vs torch"
     for name in ("attn", "h1", "u", "y", "dx", "dln1_g", "dln1_b", "dwqkv",
                  "dbqkv", "dwo", "dbo", "dln2_g", "dln2_b", "dw1", "db1",
                  "dw2", "db2"):
@@ -602,11 +649,13 @@ def main():
     api.call("cdnn_handle_create", ctypes.byref(fresh), b"cpu")
     try:
         for dtype in (np.float64, np.float32):
-            for check in (check_resnet, check_transformer):
+            for check, args in ((check_resnet, ()),
+                                (check_transformer, ("sdpa",)),
+                                (check_transformer, ("explicit",))):
                 try:
-                    check(api, fresh, dtype)
+                    check(api, fresh, dtype, *args)
                 except oracle.CdnnError as e:
-                    fail(f"{check.__name__} {np.dtype(dtype).name}",
+                    fail(f"{check.__name__}{args} {np.dtype(dtype).name}",
                          f"error: {e}")
     finally:
         api.lib.cdnn_handle_destroy(fresh)
