@@ -649,8 +649,14 @@ int main(int argc, char **argv)
     cdnn_handle_t *h = NULL;
     CHECK(cdnn_handle_create(&h, "cuda:0"));
     printf("# %s\n", cdnn_handle_device_description(h));
+    /* BENCH_GPU_PLANS_ONLY=op,op...: those cases alone (names as printed). */
+    const char *only = getenv("BENCH_GPU_PLANS_ONLY");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        run_case(h, &cases[i], reps);
+        if (!only || strstr(only, cases[i].name)) {
+            fprintf(stderr, "# %s %lldx%lld\n", cases[i].name, (long long)cases[i].dims[0],
+                    (long long)cases[i].dims[1]);
+            run_case(h, &cases[i], reps);
+        }
     cdnn_handle_destroy(h);
     return 0;
 }

@@ -133,6 +133,17 @@ typedef struct cdnn_cuda_matmul_params {
          ? CDNN_CUDA_MATMUL_TC_RING(tm, tn, stages)                                  \
          : CDNN_CUDA_MATMUL_TC_EPILOGUE(tm, tn))
 
+/* The small-m configurations (matmul_small_m.cu, sm_90a): X(tile_m, tile_n,
+ * warps_m, warps_n, stages, splits): the tensor-core k loop above, a
+ * cluster of `splits` blocks a tile of C, each over a split of k.  Entry
+ * points cdnn_cuda_matmul_small_m_f16_<tile_m>x<tile_n> and ..._bf16_...;
+ * grid (ceil(n / tile_n) * splits, ceil(m / tile_m), batch), block 32 *
+ * warps_m * warps_n, dynamic smem CDNN_CUDA_MATMUL_TC_SMEM(tile_m, tile_n,
+ * stages). */
+#define CDNN_CUDA_MATMUL_SMALL_M_CONFIGS(X) \
+    X(16, 64, 1, 4, 8, 4)                   \
+    X(64, 64, 2, 2, 6, 4)
+
 /* ------------------------------------------------------------------------
  * The Hopper kernels of "cuda-matmul-v1" (kernels/cuda/matmul_wgmma.cu,
  * sm_90a only): cdnn_cuda_matmul_wgmma_{f16,bf16}_TMxTN compute the same
@@ -220,6 +231,17 @@ typedef struct cdnn_cuda_matmul_tma_params {
  * their product (>= 1); 1 <= input_count <= MAX_INPUTS; types in {f32, f16,
  * bf16}; the program as above; out overlaps no input unless identical to it
  * with the same strides.
+ *
+ * Kernel cdnn_cuda_pointwise_chain: the same params and launch (any grid;
+ * metadata elements_per_block 4096, each thread has two 16-byte pieces of
+ * each input in flight), for the short programs it compiles per op pair:
+ *   PUSH_INPUT a, ACT                     act(in[a])
+ *   PUSH_INPUT a, PUSH_INPUT b, BIN        in[a] bin in[b]
+ *   PUSH_INPUT a, PUSH_INPUT b, BIN, ACT   act(in[a] bin in[b])
+ * BIN one of ADD, SUB, MUL, MAX, MIN; ACT one of RELU, GELU, GELU_TANH,
+ * SILU, SIGMOID, TANH; the same f32 functions as cdnn_cuda_pointwise.  The
+ * handler launches it for those programs only (metadata chain 1); any
+ * other traps.
  * ---------------------------------------------------------------------- */
 #define CDNN_CUDA_POINTWISE_MAX_RANK 6
 #define CDNN_CUDA_POINTWISE_MAX_INPUTS 4
@@ -302,6 +324,23 @@ typedef struct cdnn_cuda_pointwise_params {
 #define CDNN_CUDA_NORM_LAYER 0
 #define CDNN_CUDA_NORM_RMS 1
 #define CDNN_CUDA_NORM_WARP_ROWS_PER_BLOCK 8
+
+/* The register kernels of norm and softmax (kernels/cuda/rows_regs.cuh):
+ * cdnn_cuda_norm_regs_NAME and cdnn_cuda_softmax_regs_NAME hold a row in
+ * registers, G threads to a row (a warp, or the whole block when G > 32),
+ * R rows a block of G * R threads, N pieces of 8 elements a thread, so
+ * rows of at most G * N * 8 elements; no dynamic shared memory; grid =
+ * (ceil(rows / R), 1, 1).  Metadata: rows_per_block R, threads G * R,
+ * pieces N.  X(NAME, G, R, N): */
+#define CDNN_CUDA_ROWS_REGS_CONFIGS(X)                                                         \
+    X(w8x4, 32, 8, 4)                                                                          \
+    X(w4x8, 32, 4, 8)                                                                          \
+    X(128x4, 128, 1, 4)                                                                        \
+    X(128x8, 128, 1, 8)                                                                        \
+    X(256x4, 256, 1, 4)                                                                        \
+    X(512x4, 512, 1, 4)                                                                        \
+    X(1024x2, 1024, 1, 2)                                                                      \
+    X(64x8, 64, 1, 8)
 
 typedef struct cdnn_cuda_norm_params {
     int64_t rows, cols;

@@ -5,6 +5,7 @@
 // taken over the cached row, which keeps it accurate when the mean is
 // large against the spread (E[x^2] - E[x]^2 is not).
 #include "rows.cuh"
+#include "rows_regs.cuh"
 
 namespace cdnn {
 namespace {
@@ -128,8 +129,84 @@ __device__ __forceinline__ void norm_rows(const cdnn_cuda_norm_params_t &p) {
     store_normalised(g, p, y, cache, mean, rsqrtf(second + p.epsilon));
 }
 
+// The register path (rows_regs.cuh): the row in registers, G threads to
+// a row, N pieces of 8 a thread, R rows a block.
+template <int G, int R, int N>
+__device__ __forceinline__ void norm_rows_regs(const cdnn_cuda_norm_params_t &p) {
+    __shared__ float scratch[32];
+    RegRow<G, R, N> r;
+    const int64_t row = r.start(p.rows, p.cols);
+    if (row < 0)
+        return; // past the last row: only warp groups (R > 1) have rows to spare
+    const void *x = static_cast<const char *>(p.x) + row * p.x_row_stride * element_bytes(p.x_type);
+    void *y = static_cast<char *>(p.y) + row * p.y_row_stride * element_bytes(p.y_type);
+    r.load(x, p.x_type, p.x_col_stride, 0.0f);
+
+    const bool rms = p.kind == CDNN_CUDA_NORM_RMS;
+    const float inv_cols = 1.0f / static_cast<float>(p.cols);
+    float mean = 0.0f, second;
+    if (rms) {
+        float squares = 0.0f; // padding is 0: adds nothing
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                squares = fmaf(r.v[k][e], r.v[k][e], squares);
+        second = r.sum(squares, scratch) * inv_cols;
+    } else {
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                sum += r.v[k][e];
+        mean = r.sum(sum, scratch) * inv_cols;
+        float squares = 0.0f; // deviations from the mean, over the registers
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+                const float d = r.valid(k, e) ? r.v[k][e] - mean : 0.0f;
+                squares = fmaf(d, d, squares);
+            }
+        second = r.sum(squares, scratch) * inv_cols;
+    }
+    const float inv_std = rsqrtf(second + p.epsilon);
+    const bool pieces = param_vectorised(p.scale, p.scale_stride) &&
+                        param_vectorised(p.shift, p.shift_stride);
+    r.store(y, p.y_type, p.y_col_stride, [&](int k, int64_t c, float (&out)[8]) {
+        float scale[8], shift[8];
+        if (pieces && c + 8 <= p.cols) {
+            load_params(p.scale, p.scale_type, c, 8, 1.0f, scale);
+            load_params(p.shift, p.shift_type, c, 8, 0.0f, shift);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+                const bool in = c + e < p.cols;
+                scale[e] = p.scale && in ? load_as_f32(p.scale, (c + e) * p.scale_stride,
+                                                       p.scale_type) : 1.0f;
+                shift[e] = p.shift && in ? load_as_f32(p.shift, (c + e) * p.shift_stride,
+                                                       p.shift_type) : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            out[e] = fmaf((r.v[k][e] - mean) * inv_std, scale[e], shift[e]);
+    });
+}
+
 } // namespace
 } // namespace cdnn
+
+// The register kernels, cdnn_cuda_norm_regs_NAME (cuda_kernel.h's
+// CDNN_CUDA_ROWS_REGS_CONFIGS).
+#define CDNN_NORM_REGS(NAME, G, R, N)                                                           \
+    extern "C" __global__ void __launch_bounds__(G * R, 1)                                       \
+        cdnn_cuda_norm_regs_##NAME(const __grid_constant__ cdnn_cuda_norm_params_t params) {    \
+        cdnn::norm_rows_regs<G, R, N>(params);                                                  \
+    }
+CDNN_CUDA_ROWS_REGS_CONFIGS(CDNN_NORM_REGS)
+#undef CDNN_NORM_REGS
 
 extern "C" __global__ void __launch_bounds__(1024)
     cdnn_cuda_norm_block(const __grid_constant__ cdnn_cuda_norm_params_t params) {

@@ -249,3 +249,156 @@ extern "C" __global__ void __launch_bounds__(256)
     cdnn_cuda_pointwise(const __grid_constant__ cdnn_cuda_pointwise_params_t params) {
     cdnn::pointwise(params);
 }
+
+// ---- cdnn_cuda_pointwise_chain: the common short programs, specialised ----
+//
+// The interpreter above costs a decode and a stack shuffle per instruction
+// per 8 elements, which at 2 bytes an element keeps it far from the memory's
+// rate.  The programs of one binary op over two inputs and an optional
+// activation (x + y, then relu), or one activation of one input, are
+// compiled here for each op pair, chosen once per launch (the same f32
+// functions as the interpreter's).  The handler launches this kernel for
+// those programs alone (cuda_kernel.h); it holds no interpreter, so that
+// its registers stay few.
+
+namespace cdnn {
+namespace {
+
+constexpr int kChainUnroll = 2; // groups of 8 a thread has in flight
+
+// The binary op's result (B 0: none, a alone), then the activation U (0: none).
+template <int B, int U>
+__device__ __forceinline__ float chain_apply(float a, float b) {
+    const float v = B == 0 ? a : apply_binary(B, a, b);
+    return U == 0 ? v : apply_unary(U, v);
+}
+
+// 8 elements of a rank-1 operand from element 8 * group: a scalar repeated
+// (stride 0) or a packed, aligned run.
+__device__ __forceinline__ void chain_load(const void *in, int32_t type, bool scalar,
+                                           int64_t group, float (&out)[8]) {
+    if (scalar) {
+        const float v = load_as_f32(in, 0, type);
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            out[e] = v;
+        return;
+    }
+    load8(in, type, group * 8, out);
+}
+
+// The 16-byte path (vectorisable(p)): kChainUnroll groups of 8 a thread in
+// flight, then the last count % 8 elements one a thread.
+template <int B, int U>
+__device__ __forceinline__ void chain_vectorised(const cdnn_cuda_pointwise_params_t &p, int a,
+                                                 int b) {
+    const void *in_a = p.in[a], *in_b = p.in[b];
+    const int32_t type_a = p.in_types[a], type_b = p.in_types[b];
+    const bool scalar_a = p.in_strides[a][0] == 0, scalar_b = p.in_strides[b][0] == 0;
+    const int64_t groups = p.count / 8;
+    const int64_t threads = int64_t(gridDim.x) * blockDim.x;
+    const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (int64_t g = first; g < groups; g += threads * kChainUnroll) {
+        float x[kChainUnroll][8], y[kChainUnroll][8];
+#pragma unroll
+        for (int u = 0; u < kChainUnroll; ++u) {
+            const int64_t gu = g + u * threads;
+            if (gu >= groups)
+                continue;
+            chain_load(in_a, type_a, scalar_a, gu, x[u]);
+            if (B != 0)
+                chain_load(in_b, type_b, scalar_b, gu, y[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < kChainUnroll; ++u) {
+            const int64_t gu = g + u * threads;
+            if (gu >= groups)
+                continue;
+            float out[8];
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                out[e] = chain_apply<B, U>(x[u][e], B != 0 ? y[u][e] : 0.0f);
+            store8(p.out, p.out_type, gu * 8, out);
+        }
+    }
+    const int64_t i = groups * 8 + first;
+    if (i < p.count) {
+        const float va = load_as_f32(in_a, scalar_a ? 0 : i, type_a);
+        const float vb = B != 0 ? load_as_f32(in_b, scalar_b ? 0 : i, type_b) : 0.0f;
+        store_from_f32(p.out, i, p.out_type, chain_apply<B, U>(va, vb));
+    }
+}
+
+// Any strides: element by element, as the interpreter's pointwise_any.
+template <int B, int U>
+__device__ __forceinline__ void chain_any(const cdnn_cuda_pointwise_params_t &p, int a, int b) {
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.count; i += stride) {
+        const float va = load_as_f32(p.in[a], offset_of(p, p.in_strides[a], i), p.in_types[a]);
+        const float vb = B != 0 ? load_as_f32(p.in[b], offset_of(p, p.in_strides[b], i),
+                                              p.in_types[b])
+                                : 0.0f;
+        store_from_f32(p.out, offset_of(p, p.out_strides, i), p.out_type,
+                       chain_apply<B, U>(va, vb));
+    }
+}
+
+template <int B, int U>
+__device__ __forceinline__ void chain_run(const cdnn_cuda_pointwise_params_t &p, int a, int b) {
+    if (vectorisable(p))
+        chain_vectorised<B, U>(p, a, b);
+    else
+        chain_any<B, U>(p, a, b);
+}
+
+// The activation as a compile-time argument; false for one not specialised.
+template <int B>
+__device__ __forceinline__ bool chain_unary(const cdnn_cuda_pointwise_params_t &p, int unary,
+                                            int a, int b) {
+    switch (unary) {
+    case 0: if (B == 0) return false; chain_run<B, 0>(p, a, b); return true;
+    case CDNN_CUDA_PW_RELU: chain_run<B, CDNN_CUDA_PW_RELU>(p, a, b); return true;
+    case CDNN_CUDA_PW_GELU: chain_run<B, CDNN_CUDA_PW_GELU>(p, a, b); return true;
+    case CDNN_CUDA_PW_GELU_TANH: chain_run<B, CDNN_CUDA_PW_GELU_TANH>(p, a, b); return true;
+    case CDNN_CUDA_PW_SILU: chain_run<B, CDNN_CUDA_PW_SILU>(p, a, b); return true;
+    case CDNN_CUDA_PW_SIGMOID: chain_run<B, CDNN_CUDA_PW_SIGMOID>(p, a, b); return true;
+    case CDNN_CUDA_PW_TANH: chain_run<B, CDNN_CUDA_PW_TANH>(p, a, b); return true;
+    default: return false;
+    }
+}
+
+// Runs p if its program is a short chain this kernel specialises
+// (cuda_kernel.h, CDNN_CUDA_PW_CHAIN_*): in[a] then an activation; or
+// in[a] op in[b], then an activation or none.
+__device__ __forceinline__ bool chain(const cdnn_cuda_pointwise_params_t &p) {
+    const int n = p.program_length;
+    if (n < 2 || n > 4 || p.program[0] != CDNN_CUDA_PW_PUSH_INPUT)
+        return false;
+    const int a = p.operand[0];
+    if (n == 2)
+        return chain_unary<0>(p, p.program[1], a, a);
+    if (p.program[1] != CDNN_CUDA_PW_PUSH_INPUT)
+        return false;
+    const int b = p.operand[1];
+    const int unary = n == 4 ? p.program[3] : 0;
+    switch (p.program[2]) {
+    case CDNN_CUDA_PW_ADD: return chain_unary<CDNN_CUDA_PW_ADD>(p, unary, a, b);
+    case CDNN_CUDA_PW_SUB: return chain_unary<CDNN_CUDA_PW_SUB>(p, unary, a, b);
+    case CDNN_CUDA_PW_MUL: return chain_unary<CDNN_CUDA_PW_MUL>(p, unary, a, b);
+    case CDNN_CUDA_PW_MAX: return chain_unary<CDNN_CUDA_PW_MAX>(p, unary, a, b);
+    case CDNN_CUDA_PW_MIN: return chain_unary<CDNN_CUDA_PW_MIN>(p, unary, a, b);
+    default: return false;
+    }
+}
+
+} // namespace
+} // namespace cdnn
+
+// A program the kernel does not specialise is a broken launch (the handler
+// rules it out): trap, so that the launch fails instead of leaving the
+// output unwritten.
+extern "C" __global__ void __launch_bounds__(256)
+    cdnn_cuda_pointwise_chain(const __grid_constant__ cdnn_cuda_pointwise_params_t params) {
+    if (!cdnn::chain(params))
+        __trap();
+}

@@ -3,6 +3,7 @@
 // shared memory as f32 (rows.cuh); its maximum is taken as it is loaded,
 // then one sweep over the cache turns it into exponentials and sums them.
 #include "rows.cuh"
+#include "rows_regs.cuh"
 
 namespace cdnn {
 namespace {
@@ -43,8 +44,71 @@ __device__ __forceinline__ void softmax_rows(const cdnn_cuda_softmax_params_t &p
     }
 }
 
+// The register path (rows_regs.cuh): the row in registers, G threads to
+// a row, N pieces of 8 a thread, R rows a block.  Exponentials as exp2f of
+// the argument scaled by log2(e) (one multiply-add and ex2.approx, a few f32
+// ulps): expf's range reduction was a third of the kernel's instructions
+// at 2 bytes an element.
+template <int G, int R, int N>
+__device__ __forceinline__ void softmax_rows_regs(const cdnn_cuda_softmax_params_t &p) {
+    __shared__ float scratch[32];
+    RegRow<G, R, N> r;
+    const int64_t row = r.start(p.rows, p.cols);
+    if (row < 0)
+        return; // past the last row: only warp groups (R > 1) have rows to spare
+    const void *x = static_cast<const char *>(p.x) + row * p.x_row_stride * element_bytes(p.x_type);
+    void *y = static_cast<char *>(p.y) + row * p.y_row_stride * element_bytes(p.y_type);
+    r.load(x, p.x_type, p.x_col_stride, -INFINITY); // padding: no maximum, exp() 0
+
+    float partial_max = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            partial_max = fmaxf(partial_max, r.v[k][e]);
+    const float row_max = r.max(partial_max, scratch);
+    constexpr float kLog2e = 1.4426950408889634f;
+    const float shifted_max = row_max * kLog2e;
+    float partial_sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+            const float exp = exp2f(fmaf(r.v[k][e], kLog2e, -shifted_max));
+            partial_sum += exp;
+            if (!p.log)
+                r.v[k][e] = exp;
+        }
+    const float sum = r.sum(partial_sum, scratch);
+    if (p.log) {
+        const float shift = row_max + logf(sum);
+        r.store(y, p.y_type, p.y_col_stride, [&](int k, int64_t, float (&out)[8]) {
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                out[e] = r.v[k][e] - shift;
+        });
+    } else {
+        const float inv_sum = 1.0f / sum;
+        r.store(y, p.y_type, p.y_col_stride, [&](int k, int64_t, float (&out)[8]) {
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                out[e] = r.v[k][e] * inv_sum;
+        });
+    }
+}
+
 } // namespace
 } // namespace cdnn
+
+// The register kernels, cdnn_cuda_softmax_regs_NAME (cuda_kernel.h's
+// CDNN_CUDA_ROWS_REGS_CONFIGS).
+#define CDNN_SOFTMAX_REGS(NAME, G, R, N)                                                        \
+    extern "C" __global__ void __launch_bounds__(G * R, 1)                                       \
+        cdnn_cuda_softmax_regs_##NAME(const __grid_constant__ cdnn_cuda_softmax_params_t params) { \
+        cdnn::softmax_rows_regs<G, R, N>(params);                                               \
+    }
+CDNN_CUDA_ROWS_REGS_CONFIGS(CDNN_SOFTMAX_REGS)
+#undef CDNN_SOFTMAX_REGS
 
 extern "C" __global__ void __launch_bounds__(1024)
     cdnn_cuda_softmax_block(const __grid_constant__ cdnn_cuda_softmax_params_t params) {

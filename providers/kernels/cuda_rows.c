@@ -5,6 +5,38 @@
 #include "cuda_code.h"
 #include "handlers.h"
 
+/* A register kernel's grid, block and row shape (no dynamic shared memory). */
+static cdnn_status_t registers_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m,
+                                        int32_t n, int64_t per_block, int64_t threads,
+                                        int64_t *shape, int64_t *launch)
+{
+    int64_t pieces = 0;
+    cdnn_status_t st = kernel_metadata_int(m, n, "pieces", 1, 64, &pieces);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    int64_t group = threads / per_block;
+    if (group * per_block != threads || group % 32 != 0 || (group > 32 && per_block != 1))
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the kernel's metadata gives %lld threads "
+                        "to %lld rows a block: a register kernel takes a warp or a whole "
+                        "block per row", (long long)threads, (long long)per_block);
+    int64_t capacity = group * pieces * CUDA_ROWS_PIECE;
+    if (r->cols > capacity)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements exceed the %lld "
+                        "this kernel holds in registers", (long long)r->cols,
+                        (long long)capacity);
+    int64_t rows = row_count(r), grid = (rows + per_block - 1) / per_block;
+    if (grid > CUDA_ROWS_MAX_GRID)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%lld rows need %lld blocks of this "
+                        "kernel; a grid holds at most %lld", (long long)rows, (long long)grid,
+                        (long long)CUDA_ROWS_MAX_GRID);
+    shape[CUDA_ROWS_ROWS] = rows;
+    shape[CUDA_ROWS_COLS] = r->cols;
+    launch[CUDA_ROWS_GRID] = grid;
+    launch[CUDA_ROWS_BLOCK] = threads;
+    launch[CUDA_ROWS_SMEM] = 0;
+    return CDNN_STATUS_SUCCESS;
+}
+
 cdnn_status_t cuda_rows_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m, int32_t n,
                                  int64_t *shape, int64_t *launch)
 {
@@ -14,6 +46,8 @@ cdnn_status_t cuda_rows_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m,
         st = kernel_metadata_int(m, n, "threads", 32, 1024, &threads);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
+    if (kernel_metadata(m, n, "pieces"))
+        return registers_geometry(r, m, n, per_block, threads, shape, launch);
     int64_t shared = per_block * r->cols * 4;
     if (shared > CUDA_ROWS_MAX_SHARED)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements need %lld bytes "

@@ -21,6 +21,9 @@
 enum { CUDA_ROWS_ROWS, CUDA_ROWS_COLS };                    /* at shape */
 enum { CUDA_ROWS_GRID, CUDA_ROWS_BLOCK, CUDA_ROWS_SMEM };    /* at launch */
 
+/* Elements a thread of a register kernel holds per piece (rows_regs.cuh). */
+#define CUDA_ROWS_PIECE 8
+
 /**
  * The geometry for the rows of r on a kernel whose metadata (m, n of them)
  * says rows_per_block (1 for a block per row, 8 for a warp per row) and
@@ -29,6 +32,12 @@ enum { CUDA_ROWS_GRID, CUDA_ROWS_BLOCK, CUDA_ROWS_SMEM };    /* at launch */
  * rows_per_block * cols * 4 bytes.  NOT_SUPPORTED and why when the
  * metadata is missing or out of range, that shared memory exceeds
  * CUDA_ROWS_MAX_SHARED or the grid CUDA_ROWS_MAX_GRID.
+ *
+ * A register kernel (rows_regs.cuh) says "pieces" too: each of the
+ * threads / rows_per_block threads of a row (a warp, or the whole block
+ * when rows_per_block is 1) holds that many pieces of CUDA_ROWS_PIECE
+ * elements, so rows longer than their product are NOT_SUPPORTED; it takes
+ * no dynamic shared memory.
  */
 cdnn_status_t cuda_rows_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m, int32_t n,
                                  int64_t *shape, int64_t *launch);

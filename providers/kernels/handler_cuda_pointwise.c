@@ -7,8 +7,11 @@
  * Operands that are all packed with the result's shape (or scalars,
  * stride 0 everywhere) collapse to rank 1, which the kernel indexes
  * without division and moves 16 bytes at a time.  Constants are pooled,
- * each once.  Block 256, grid min(ceil(count / 1024), 65535 * 16): the
- * kernel loops over what its grid does not cover.
+ * each once.  Block 256, grid min(ceil(count / E), 65535 * 16), E the
+ * kernel's metadata elements_per_block (default 1024): the kernel loops
+ * over what its grid does not cover.  A kernel whose metadata says chain 1
+ * (cdnn_cuda_pointwise_chain) is refused for programs it does not
+ * specialise.
  *
  * Launch values: 1 (the launch's parallelism), rank, input count, program
  * length, count, grid, the shape (CDNN_CUDA_POINTWISE_MAX_RANK), the output
@@ -130,7 +133,51 @@ static cdnn_status_t put_program(int64_t *v, const pw_program_t *p)
     return CDNN_STATUS_SUCCESS;
 }
 
-static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g, const pw_program_t *p)
+/* Whether a program (CUDA opcodes, as put_program laid them out) is one
+ * that cdnn_cuda_pointwise_chain specialises (cuda_kernel.h): an input then
+ * an activation, or two inputs, a binary op and an optional activation. */
+static int chain_activation(int64_t op)
+{
+    return op == CDNN_CUDA_PW_RELU || op == CDNN_CUDA_PW_GELU ||
+           op == CDNN_CUDA_PW_GELU_TANH || op == CDNN_CUDA_PW_SILU ||
+           op == CDNN_CUDA_PW_SIGMOID || op == CDNN_CUDA_PW_TANH;
+}
+
+static int chain_binary(int64_t op)
+{
+    return op == CDNN_CUDA_PW_ADD || op == CDNN_CUDA_PW_SUB || op == CDNN_CUDA_PW_MUL ||
+           op == CDNN_CUDA_PW_MAX || op == CDNN_CUDA_PW_MIN;
+}
+
+static int chain_program(const int64_t *v)
+{
+    const int64_t n = v[V_LENGTH], *op = v + V_PROGRAM; /* opcode i at op[2 * i] */
+    if (n < 2 || n > 4 || op[0] != CDNN_CUDA_PW_PUSH_INPUT)
+        return 0;
+    if (n == 2)
+        return chain_activation(op[2]);
+    return op[2] == CDNN_CUDA_PW_PUSH_INPUT && chain_binary(op[4]) &&
+           (n == 3 || chain_activation(op[6]));
+}
+
+/* The kernel's metadata: "chain" 1 for cdnn_cuda_pointwise_chain, which
+ * runs only the programs chain_program accepts; "elements_per_block" the
+ * elements a block covers in one sweep (default ELEMENTS_PER_BLOCK). */
+static cdnn_status_t kernel_geometry(const sdk_kpack_kv_t *m, int32_t n, int64_t *chain,
+                                     int64_t *per_block)
+{
+    *chain = 0;
+    *per_block = ELEMENTS_PER_BLOCK;
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    if (kernel_metadata(m, n, "chain"))
+        st = kernel_metadata_int(m, n, "chain", 0, 1, chain);
+    if (st == CDNN_STATUS_SUCCESS && kernel_metadata(m, n, "elements_per_block"))
+        st = kernel_metadata_int(m, n, "elements_per_block", 256, 1 << 20, per_block);
+    return st;
+}
+
+static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g, const pw_program_t *p,
+                                 int64_t per_block)
 {
     int64_t strides[PW_MAX_INPUTS + 1][CDNN_MAX_RANK];
     int64_t count = 1;
@@ -140,7 +187,7 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g, const p
                         "%d inputs of rank up to %d", CDNN_CUDA_POINTWISE_MAX_INPUTS, MAX_RANK);
     for (int32_t d = 0; d < p->rank; d++)
         count *= p->dims[d];
-    int64_t grid = (count + ELEMENTS_PER_BLOCK - 1) / ELEMENTS_PER_BLOCK;
+    int64_t grid = (count + per_block - 1) / per_block;
     v[V_PARALLELISM] = 1;
     v[V_RANK] = collapsed ? 1 : p->rank;
     v[V_INPUT_COUNT] = p->input_count;
@@ -163,16 +210,21 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
                             int32_t metadata_count, int32_t threads, int64_t **values,
                             int32_t *count)
 {
-    (void)metadata; /* one kernel, one geometry */
-    (void)metadata_count;
     (void)threads;
     pw_program_t p;
-    cdnn_status_t st = pw_program_compile(g, &p);
+    int64_t chain = 0, per_block = 0;
+    cdnn_status_t st = kernel_geometry(metadata, metadata_count, &chain, &per_block);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = pw_program_compile(g, &p);
     int64_t *v = st == CDNN_STATUS_SUCCESS ? calloc(V_COUNT, sizeof *v) : NULL;
     if (st == CDNN_STATUS_SUCCESS && !v)
         st = sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     if (st == CDNN_STATUS_SUCCESS)
-        st = derive_into(v, g, &p);
+        st = derive_into(v, g, &p, per_block);
+    if (st == CDNN_STATUS_SUCCESS && chain && !chain_program(v))
+        st = sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the chain kernel takes an input then an "
+                      "activation, or two inputs, a binary op and an optional activation; "
+                      "this program is another");
     if (st != CDNN_STATUS_SUCCESS) {
         free(v);
         return st;

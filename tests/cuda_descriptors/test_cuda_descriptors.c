@@ -195,6 +195,16 @@ static void row_kernels(const char *family, const char *signature)
     t = new_truth(signature, family, "cdnn_cuda_%s_warp", family);
     exact(t, "rows_per_block", CDNN_CUDA_NORM_WARP_ROWS_PER_BLOCK);
     exact(t, "threads", 32L * CDNN_CUDA_NORM_WARP_ROWS_PER_BLOCK);
+#ifdef CDNN_CUDA_ROWS_REGS_CONFIGS
+    /* The register kernels: a geometry each, fixed at compile time. */
+#define REGS(name, g, r, n)                                                                    \
+    t = new_truth(signature, family, "cdnn_cuda_%s_regs_" #name, family);                      \
+    exact(t, "rows_per_block", r);                                                             \
+    exact(t, "threads", (long)(g) * (r));                                                      \
+    exact(t, "pieces", n);
+    CDNN_CUDA_ROWS_REGS_CONFIGS(REGS)
+#undef REGS
+#endif
 }
 
 static void make_truths(void)
@@ -221,6 +231,10 @@ static void make_truths(void)
     truth_t *t = new_truth("cuda-pointwise-v1", "pointwise", "cdnn_cuda_pointwise");
     ranged(t, "threads", 32, 256, 32);
     all_optional(t);
+    /* The short-chain kernel: the same launch, a sweep's elements stated. */
+    t = new_truth("cuda-pointwise-v1", "pointwise", "cdnn_cuda_pointwise_chain");
+    exact(t, "chain", 1);
+    ranged(t, "elements_per_block", 256, 1 << 20, 256);
     row_kernels("norm", "cuda-norm-v1");
     row_kernels("softmax", "cuda-softmax-v1");
     /* One warp per query row, ROWS_PER_BLOCK rows a block, key tiles of

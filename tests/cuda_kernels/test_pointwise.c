@@ -7,6 +7,7 @@
  * broadcast inputs of three types at rank 3 into a transposed output; the
  * 16-byte path at rank 1 (f32 and f16, a count with a tail of 7) and the
  * same data one element off alignment, which must take the scalar path.
+ * cdnn_cuda_pointwise_chain: each program it specialises (pw_chains).
  * Tolerance: eps(out_type) * |ref| for the final rounding plus 2^-18 *
  * (1 + |ref|) for f32 arithmetic and CUDA's math functions (a few ulps,
  * compounded along a chain).
@@ -124,10 +125,13 @@ static void pw_column_major(const cdnn_cuda_pointwise_params_t *p, int64_t *stri
     }
 }
 
-static void pw_run(test_state_t *state, sdk_cu_function fn, pw_case_t *c, check_t *check) {
+/* Runs c on a grid of ceil(count / per_block) blocks (at least 1, at most
+ * the handler's 65535 * 16) and checks it. */
+static void pw_run_grid(test_state_t *state, sdk_cu_function fn, pw_case_t *c, int64_t per_block,
+                        check_t *check) {
     const gpu_t *gpu = state->gpu;
     cdnn_cuda_pointwise_params_t *p = &c->p;
-    int64_t blocks = (p->count + 1023) / 1024;
+    int64_t blocks = (p->count + per_block - 1) / per_block;
     blocks = blocks < 1 ? 1 : blocks > 65535 * 16 ? 65535 * 16 : blocks;
     gpu_launch(gpu, fn, (unsigned)blocks, 1, 1, 256, 0, p);
     gpu_sync(gpu);
@@ -152,6 +156,10 @@ static void pw_run(test_state_t *state, sdk_cu_function fn, pw_case_t *c, check_
     for (int t = 0; t < p->input_count; ++t)
         tensor_free(gpu, &c->in[t]);
     tensor_free(gpu, &c->out);
+}
+
+static void pw_run(test_state_t *state, sdk_cu_function fn, pw_case_t *c, check_t *check) {
+    pw_run_grid(state, fn, c, 1024, check);
 }
 
 /* Each op alone: out = op(in0 (+ 2 where the op needs a positive input))
@@ -232,6 +240,49 @@ static void pw_packed(test_state_t *state, sdk_cu_function fn, int32_t type, int
     pw_run(state, fn, &c, check);
 }
 
+/* cdnn_cuda_pointwise_chain: every program it specialises, act(in0) and
+ * [act](in0 bin in1), each on one layout of four: packed rank 1 with a
+ * tail of 5 (the 16-byte path), in1 a scalar, one element off alignment
+ * (the any-stride path), or rank 2 with in0 transposed; types mixed. */
+static int pw_chains(test_state_t *state, sdk_cu_function fn, check_t *check) {
+    static const int binary[] = {0, CDNN_CUDA_PW_ADD, CDNN_CUDA_PW_SUB, CDNN_CUDA_PW_MUL,
+                                 CDNN_CUDA_PW_MAX, CDNN_CUDA_PW_MIN};
+    static const int activation[] = {0, CDNN_CUDA_PW_RELU, CDNN_CUDA_PW_GELU,
+                                     CDNN_CUDA_PW_GELU_TANH, CDNN_CUDA_PW_SILU,
+                                     CDNN_CUDA_PW_SIGMOID, CDNN_CUDA_PW_TANH};
+    int cases = 0;
+    for (int b = 0; b < 6; ++b)
+        for (int a = 0; a < 7; ++a) {
+            if (!binary[b] && !activation[a])
+                continue;
+            const int layout = cases % 4;
+            pw_case_t c;
+            memset(&c, 0, sizeof c);
+            cdnn_cuda_pointwise_params_t *p = &c.p;
+            if (layout == 3)
+                p->rank = 2, p->shape[0] = 61, p->shape[1] = 67;
+            else
+                p->rank = 1, p->shape[0] = 3 * 4096 + 5;
+            c.in_offset = layout == 2;
+            p->input_count = binary[b] ? 2 : 1;
+            p->out_type = (int32_t)(1 + cases % 3);
+            p->in_types[0] = (int32_t)(1 + (cases + 1) % 3);
+            p->in_types[1] = (int32_t)(1 + (cases / 3) % 3);
+            pw_append(p, CDNN_CUDA_PW_PUSH_INPUT, 0);
+            if (binary[b])
+                pw_append(p, CDNN_CUDA_PW_PUSH_INPUT, 1), pw_append(p, binary[b], 0);
+            if (activation[a])
+                pw_append(p, activation[a], 0);
+            const unsigned masks[2] = {0, layout == 1 ? 1u : 0u};
+            pw_materialise(state->gpu, &state->rng, &c, masks, -3.0, 3.0);
+            if (layout == 3)
+                pw_column_major(p, p->in_strides[0]);
+            pw_run_grid(state, fn, &c, 4096, check);
+            ++cases;
+        }
+    return cases;
+}
+
 void test_pointwise(test_state_t *state, sdk_cu_module module) {
     sdk_cu_function fn = gpu_function(state->gpu, module, "cdnn_cuda_pointwise");
     check_t check = {0};
@@ -241,4 +292,9 @@ void test_pointwise(test_state_t *state, sdk_cu_module module) {
     pw_packed(state, fn, CDNN_CUDA_F16, 100007, 0, &check);
     pw_packed(state, fn, CDNN_CUDA_BF16, 100007, 1, &check);
     test_report(state, "cdnn_cuda_pointwise", cases + 4, &check);
+
+    sdk_cu_function chain = gpu_function(state->gpu, module, "cdnn_cuda_pointwise_chain");
+    check_t chain_check = {0};
+    cases = pw_chains(state, chain, &chain_check);
+    test_report(state, "cdnn_cuda_pointwise_chain", cases, &chain_check);
 }

@@ -7,7 +7,9 @@
  * an odd count (scalar path), or read and written with a column stride of
  * 2; every combination of input and output type over the cases; scale
  * and shift present or absent, contiguous or strided.  The warp kernels run where a row fits
- * their 8-rows-per-block shared memory (cols <= 1024).
+ * their 8-rows-per-block shared memory (cols <= 1024), the register kernels
+ * (rows_regs.cuh) where it fits their registers, whole (2048, 4096, 8192,
+ * 16384 fill some exactly) or in part.
  * Tolerance: eps(y_type) * |ref| + 2^-18 * (1 + |ref|): f32 statistics
  * over at most a few thousand O(1) values, and expf/logf.
  */
@@ -23,8 +25,9 @@ typedef struct rows_shape {
     int64_t rows, cols;
 } rows_shape_t;
 
-static const rows_shape_t shapes[] = {{1, 1},   {3, 7},     {5, 1000}, {33, 257},
-                                      {64, 512}, {2, 5000}, {17, 1024}, {4, 4096}};
+static const rows_shape_t shapes[] = {{1, 1},    {3, 7},     {5, 1000},   {33, 257},
+                                      {64, 512},  {2, 5000},  {17, 1024},  {4, 4096},
+                                      {9, 2048},  {3, 8192},  {2, 16384}, {300, 64}};
 #define SHAPE_COUNT ((int)(sizeof shapes / sizeof shapes[0]))
 
 typedef struct rows_layout {
@@ -40,14 +43,39 @@ static rows_layout_t layout_of(int i, int64_t cols) {
     }
 }
 
+/* A row kernel: the shared-memory ones (block, warp: 8 rows per block of
+ * 256, one warp each) or a register one (pieces > 0: group threads a row,
+ * rows_per_block rows a block, rows of at most group * pieces * 8). */
 typedef struct rows_kernel {
-    const char *symbol;
-    int warp; /* 8 rows per block of 256, one warp each */
+    const char *name; /* symbol: cdnn_cuda_<op>_<name> */
+    int warp;
+    int group, rows_per_block, pieces;
 } rows_kernel_t;
 
-static void rows_launch(const gpu_t *gpu, sdk_cu_function fn, int warp, int64_t rows,
-                        int64_t cols, void *params) {
-    if (warp)
+#define REGS_KERNEL(name, g, r, n) {"regs_" #name, 0, g, r, n},
+static const rows_kernel_t row_kernels[] = {
+    {"block", 0, 0, 0, 0},
+    {"warp", 1, 0, 0, 0},
+#ifdef CDNN_CUDA_ROWS_REGS_CONFIGS
+    CDNN_CUDA_ROWS_REGS_CONFIGS(REGS_KERNEL)
+#endif
+};
+#define ROW_KERNEL_COUNT ((int)(sizeof row_kernels / sizeof row_kernels[0]))
+
+/* Whether kernel k takes rows of `cols` elements. */
+static int rows_fit(const rows_kernel_t *k, int64_t cols) {
+    if (k->pieces)
+        return cols <= (int64_t)k->group * k->pieces * 8;
+    return !k->warp || cols <= 1024;
+}
+
+static void rows_launch(const gpu_t *gpu, sdk_cu_function fn, const rows_kernel_t *k,
+                        int64_t rows, int64_t cols, void *params) {
+    const int warp = k->warp;
+    if (k->pieces)
+        gpu_launch(gpu, fn, (unsigned)((rows + k->rows_per_block - 1) / k->rows_per_block), 1,
+                   1, (unsigned)(k->group * k->rows_per_block), 0, params);
+    else if (warp)
         gpu_launch(gpu, fn, (unsigned)((rows + 7) / 8), 1, 1, 256,
                    (unsigned)(CDNN_CUDA_NORM_WARP_ROWS_PER_BLOCK * cols * 4), params);
     else
@@ -89,8 +117,8 @@ static void norm_reference(const cdnn_cuda_norm_params_t *p, const tensor_t *x,
     check_untouched(check, y);
 }
 
-static void norm_case(test_state_t *state, sdk_cu_function fn, int warp, int i, int kind,
-                      check_t *check) {
+static void norm_case(test_state_t *state, sdk_cu_function fn, const rows_kernel_t *k, int i,
+                      int kind, check_t *check) {
     const gpu_t *gpu = state->gpu;
     const rows_shape_t *s = &shapes[i];
     const rows_layout_t l = layout_of(i + kind, s->cols);
@@ -115,7 +143,7 @@ static void norm_case(test_state_t *state, sdk_cu_function fn, int warp, int i, 
     }
     p.x = (const void *)(uintptr_t)x.device;
     p.y = (void *)(uintptr_t)y.device;
-    rows_launch(gpu, fn, warp, s->rows, s->cols, &p);
+    rows_launch(gpu, fn, k, s->rows, s->cols, &p);
     tensor_fetch(gpu, &y);
     norm_reference(&p, &x, &scale, &shift, &y, check);
     tensor_free(gpu, &x);
@@ -127,19 +155,20 @@ static void norm_case(test_state_t *state, sdk_cu_function fn, int warp, int i, 
 }
 
 void test_norm(test_state_t *state, sdk_cu_module module) {
-    static const rows_kernel_t kernels[] = {{"cdnn_cuda_norm_block", 0}, {"cdnn_cuda_norm_warp", 1}};
-    for (int k = 0; k < 2; ++k) {
-        sdk_cu_function fn = gpu_function(state->gpu, module, kernels[k].symbol);
+    for (int k = 0; k < ROW_KERNEL_COUNT; ++k) {
+        char symbol[64];
+        snprintf(symbol, sizeof symbol, "cdnn_cuda_norm_%s", row_kernels[k].name);
+        sdk_cu_function fn = gpu_function(state->gpu, module, symbol);
         check_t check = {0};
         int cases = 0;
         for (int i = 0; i < SHAPE_COUNT; ++i)
             for (int kind = CDNN_CUDA_NORM_LAYER; kind <= CDNN_CUDA_NORM_RMS; ++kind) {
-                if (kernels[k].warp && shapes[i].cols > 1024)
+                if (!rows_fit(&row_kernels[k], shapes[i].cols))
                     continue;
-                norm_case(state, fn, kernels[k].warp, i, kind, &check);
+                norm_case(state, fn, &row_kernels[k], i, kind, &check);
                 ++cases;
             }
-        test_report(state, kernels[k].symbol, cases, &check);
+        test_report(state, symbol, cases, &check);
     }
 }
 
@@ -163,8 +192,8 @@ static void softmax_reference(const cdnn_cuda_softmax_params_t *p, const tensor_
     check_untouched(check, y);
 }
 
-static void softmax_case(test_state_t *state, sdk_cu_function fn, int warp, int i, int log,
-                         check_t *check) {
+static void softmax_case(test_state_t *state, sdk_cu_function fn, const rows_kernel_t *k,
+                         int i, int log, check_t *check) {
     const gpu_t *gpu = state->gpu;
     const rows_shape_t *s = &shapes[i];
     const rows_layout_t l = layout_of(i + log, s->cols);
@@ -177,7 +206,7 @@ static void softmax_case(test_state_t *state, sdk_cu_function fn, int warp, int 
     tensor_t y = tensor_poisoned(gpu, p.y_type, span_of(1, s->rows, s->cols, 0, l.y_row, l.y_col));
     p.x = (const void *)(uintptr_t)x.device;
     p.y = (void *)(uintptr_t)y.device;
-    rows_launch(gpu, fn, warp, s->rows, s->cols, &p);
+    rows_launch(gpu, fn, k, s->rows, s->cols, &p);
     tensor_fetch(gpu, &y);
     softmax_reference(&p, &x, &y, check);
     tensor_free(gpu, &x);
@@ -185,19 +214,19 @@ static void softmax_case(test_state_t *state, sdk_cu_function fn, int warp, int 
 }
 
 void test_softmax(test_state_t *state, sdk_cu_module module) {
-    static const rows_kernel_t kernels[] = {{"cdnn_cuda_softmax_block", 0},
-                                            {"cdnn_cuda_softmax_warp", 1}};
-    for (int k = 0; k < 2; ++k) {
-        sdk_cu_function fn = gpu_function(state->gpu, module, kernels[k].symbol);
+    for (int k = 0; k < ROW_KERNEL_COUNT; ++k) {
+        char symbol[64];
+        snprintf(symbol, sizeof symbol, "cdnn_cuda_softmax_%s", row_kernels[k].name);
+        sdk_cu_function fn = gpu_function(state->gpu, module, symbol);
         check_t check = {0};
         int cases = 0;
         for (int i = 0; i < SHAPE_COUNT; ++i)
             for (int log = 0; log <= 1; ++log) {
-                if (kernels[k].warp && shapes[i].cols > 1024)
+                if (!rows_fit(&row_kernels[k], shapes[i].cols))
                     continue;
-                softmax_case(state, fn, kernels[k].warp, i, log, &check);
+                softmax_case(state, fn, &row_kernels[k], i, log, &check);
                 ++cases;
             }
-        test_report(state, kernels[k].symbol, cases, &check);
+        test_report(state, symbol, cases, &check);
     }
 }

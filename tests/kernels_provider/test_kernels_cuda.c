@@ -170,46 +170,79 @@ static int list_kernels(cuda_kernel_t *k, kp_bytes_t tc[3], kp_bytes_t f32[3],
     return n;
 }
 
-/* The pointwise kernel in every target: one configuration, three builds. */
+/* The pointwise kernels in every target: the interpreter, then the
+ * short-chain kernel (knob 4 is its sm_90a build). */
+#define POINTWISE_KERNELS 6
 static void pointwise_kernels(sdk_kpack_spec_kernel_t *kernels, const char **ids,
                               kp_bytes_t code[3])
 {
-    static char id[3][32];
-    for (int t = 0; t < 3; t++) {
+    static const sdk_kpack_kv_t chain[] = {{"chain", "1"}, {"elements_per_block", "4096"}};
+    static char id[POINTWISE_KERNELS][32];
+    for (int t = 0; t < 3; t++)
         code[t] = read_object("pointwise", targets[t]);
-        snprintf(id[t], sizeof id[t], "pointwise_%s", targets[t]);
-        kernels[t] = (sdk_kpack_spec_kernel_t){id[t], "cdnn_cuda_pointwise", targets[t],
-                                               "cuda-pointwise-v1", code[t].data,
-                                               code[t].size, 0, NULL};
-        ids[t] = id[t];
+    for (int i = 0; i < POINTWISE_KERNELS; i++) {
+        int t = i % 3, is_chain = i >= 3;
+        snprintf(id[i], sizeof id[i], "pointwise_%s%s", is_chain ? "chain_" : "", targets[t]);
+        kernels[i] = (sdk_kpack_spec_kernel_t){
+            id[i], is_chain ? "cdnn_cuda_pointwise_chain" : "cdnn_cuda_pointwise", targets[t],
+            "cuda-pointwise-v1", code[t].data, code[t].size, is_chain ? 2 : 0,
+            is_chain ? chain : NULL};
+        ids[i] = id[i];
     }
 }
 
-/* The names of a row-kernel family's six kernels (static storage). */
+/* A row kernel (cuda_kernel.h): a block or a warp per row (shared memory;
+ * pieces 0), then the register kernels. */
+typedef struct row_kernel {
+    const char *name;
+    int rows_per_block, threads, pieces;
+} row_kernel_t;
+
+#define ROW_REGS(name, g, r, n) {"regs_" #name, r, (g) * (r), n},
+static const row_kernel_t row_kinds[] = {
+    {"block", 1, 256, 0},
+    {"warp", 8, 256, 0},
+    CDNN_CUDA_ROWS_REGS_CONFIGS(ROW_REGS)
+};
+#undef ROW_REGS
+#define ROW_KINDS ((int)(sizeof row_kinds / sizeof row_kinds[0]))
+#define ROW_KERNELS (3 * ROW_KINDS)
+
+/* The names and metadata of a row-kernel family's kernels (static storage). */
 typedef struct row_kernel_names {
-    char id[6][32], symbol[2][32], signature[32];
+    char id[ROW_KERNELS][40], symbol[ROW_KINDS][40], signature[32];
+    char values[ROW_KINDS][3][12];
+    sdk_kpack_kv_t metadata[ROW_KINDS][3];
 } row_kernel_names_t;
 
-/* A row-kernel family's kernels (norm, softmax: cuda_kernel.h), a block
- * and a warp per row, in every target: <family>_{block,warp}_<target>. */
+/* A row-kernel family's kernels (norm, softmax), every kind in every
+ * target: <family>_<kind>_<target>, the sm_90a ones first (so that knob k,
+ * 1 <= k <= ROW_KINDS, is row_kinds[k - 1] on sm_90a). */
 static void row_kernels(const char *family, row_kernel_names_t *names,
                         sdk_kpack_spec_kernel_t *kernels, const char **ids, kp_bytes_t code[3])
 {
-    static const sdk_kpack_kv_t block[] = {{"rows_per_block", "1"}, {"threads", "256"}};
-    static const sdk_kpack_kv_t warp[] = {{"rows_per_block", "8"}, {"threads", "256"}};
+    /* keys in the pack's (sorted) order; kernels without pieces start at 1 */
+    static const char *const keys[3] = {"pieces", "rows_per_block", "threads"};
     snprintf(names->signature, sizeof names->signature, "cuda-%s-v1", family);
-    for (int w = 0; w < 2; w++)
-        snprintf(names->symbol[w], sizeof names->symbol[w], "cdnn_cuda_%s_%s", family,
-                 w ? "warp" : "block");
+    for (int w = 0; w < ROW_KINDS; w++) {
+        const row_kernel_t *k = &row_kinds[w];
+        const int values[3] = {k->pieces, k->rows_per_block, k->threads};
+        snprintf(names->symbol[w], sizeof names->symbol[w], "cdnn_cuda_%s_%s", family, k->name);
+        for (int v = 0; v < 3; v++) {
+            snprintf(names->values[w][v], sizeof names->values[w][v], "%d", values[v]);
+            names->metadata[w][v] = (sdk_kpack_kv_t){keys[v], names->values[w][v]};
+        }
+    }
     for (int t = 0; t < 3; t++) {
         code[t] = read_object(family, targets[t]);
-        for (int w = 0; w < 2; w++) {
-            int i = 2 * t + w;
-            snprintf(names->id[i], sizeof names->id[i], "%s_%s_%s", family,
-                     w ? "warp" : "block", targets[t]);
+        for (int w = 0; w < ROW_KINDS; w++) {
+            int i = ROW_KINDS * t + w;
+            snprintf(names->id[i], sizeof names->id[i], "%s_%s_%s", family, row_kinds[w].name,
+                     targets[t]);
             kernels[i] = (sdk_kpack_spec_kernel_t){
-                names->id[i], names->symbol[w], targets[t], names->signature,
-                code[t].data, code[t].size, 2, w ? warp : block};
+                names->id[i], names->symbol[w], targets[t], names->signature, code[t].data,
+                code[t].size, row_kinds[w].pieces ? 3 : 2,
+                names->metadata[w] + (row_kinds[w].pieces ? 0 : 1)};
             ids[i] = names->id[i];
         }
     }
@@ -227,8 +260,8 @@ static void write_cuda_pack(const char *path)
 {
     static cuda_kernel_t k[MAX_KERNELS];
     kp_bytes_t tc[3], f32[3], pointwise[3], norm[3], wgmma;
-    sdk_kpack_spec_kernel_t kernels[MAX_KERNELS + 9];
-    const char *ids[MAX_KERNELS + 9];
+    sdk_kpack_spec_kernel_t kernels[MAX_KERNELS + POINTWISE_KERNELS + ROW_KERNELS];
+    const char *ids[MAX_KERNELS + POINTWISE_KERNELS + ROW_KERNELS];
     char why[512];
     uint8_t *bytes = NULL;
     size_t size = 0;
@@ -241,17 +274,19 @@ static void write_cuda_pack(const char *path)
         ids[i] = k[i].id;
     }
     pointwise_kernels(kernels + n, ids + n, pointwise);
-    norm_kernels(kernels + n + 3, ids + n + 3, norm);
+    norm_kernels(kernels + n + POINTWISE_KERNELS, ids + n + POINTWISE_KERNELS, norm);
     sdk_kpack_spec_engine_t engines[] = {
         {MATMUL_ENGINE, 50, "matmul_epilogue",
          "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"],\"epilogue\":[\"add\",\"bias\","
          "\"gelu\",\"gelu_tanh\",\"relu\",\"silu\",\"tanh\"]}",
          "cuda_matmul", 1, 0, NULL, n, ids},
-        {POINTWISE_ENGINE, 50, "pointwise_program", "{}", "cuda_pointwise", 1, 0, NULL, 3,
-         ids + n},
-        {NORM_ENGINE, 50, "norm", "{}", "cuda_norm", 1, 0, NULL, 6, ids + n + 3},
+        {POINTWISE_ENGINE, 50, "pointwise_program", "{}", "cuda_pointwise", 1, 0, NULL,
+         POINTWISE_KERNELS, ids + n},
+        {NORM_ENGINE, 50, "norm", "{}", "cuda_norm", 1, 0, NULL, ROW_KERNELS,
+         ids + n + POINTWISE_KERNELS},
     };
-    sdk_kpack_spec_t spec = {"cdnn-cuda-test", "0.1.0", "cuda", n + 9, kernels, 3, engines};
+    sdk_kpack_spec_t spec = {"cdnn-cuda-test", "0.1.0", "cuda",
+                             n + POINTWISE_KERNELS + ROW_KERNELS, kernels, 3, engines};
     if (sdk_kpack_write(&spec, &bytes, &size, why, sizeof why) != CDNN_STATUS_SUCCESS)
         fail_msg("cannot write the cuda pack: %s", why);
     kp_write_file(path, bytes, size);
@@ -379,12 +414,27 @@ static void round_trip(const kp_matmul_t *m, int64_t candidate)
                      candidate);
 }
 
+static int builds_with(kp_make_graph_t make, const char *engine, const char *knob,
+                       int64_t value, const char *label);
+
+/* Every pointwise case by default (the interpreter), and on the short-chain
+ * kernel (knob 4) where its program is one the kernel specialises. */
 static void test_cuda_pointwise_round_trips(void **state)
 {
     (void)state;
-    for (int i = 0; i < kp_pointwise_case_count; i++)
+    const char *knob = "kernels.pointwise_cuda.candidate";
+    int chains = 0;
+    for (int i = 0; i < kp_pointwise_case_count; i++) {
         round_trip_graph(kp_pointwise_cases[i].make, NULL, kp_pointwise_cases[i].label,
                          POINTWISE_ENGINE, NULL, 0);
+        if (builds_with(kp_pointwise_cases[i].make, POINTWISE_ENGINE, knob, 4,
+                        kp_pointwise_cases[i].label)) {
+            round_trip_graph(kp_pointwise_cases[i].make, NULL, kp_pointwise_cases[i].label,
+                             POINTWISE_ENGINE, knob, 4);
+            chains++;
+        }
+    }
+    printf("  pointwise: %d of %d cases on the chain kernel\n", chains, kp_pointwise_case_count);
 }
 
 /* Whether engine (with knob=value when knob is not NULL) builds the graph
@@ -423,9 +473,11 @@ static void test_cuda_norm_round_trips(void **state)
     for (int i = 0; i < kp_norm_case_count; i++) {
         if (!builds(kp_norm_cases[i].make, NORM_ENGINE, kp_norm_cases[i].label))
             continue;
-        for (int64_t c = 0; c <= 2; c++)
-            round_trip_graph(kp_norm_cases[i].make, NULL, kp_norm_cases[i].label,
-                             NORM_ENGINE, "kernels.norm_cuda.candidate", c);
+        for (int64_t c = 0; c <= ROW_KINDS; c++)
+            if (c <= 2 || builds_with(kp_norm_cases[i].make, NORM_ENGINE,
+                                      "kernels.norm_cuda.candidate", c, kp_norm_cases[i].label))
+                round_trip_graph(kp_norm_cases[i].make, NULL, kp_norm_cases[i].label,
+                                 NORM_ENGINE, "kernels.norm_cuda.candidate", c);
         ran++;
     }
     assert_int_equal(ran, 2);
@@ -442,7 +494,7 @@ static void test_cuda_softmax_round_trips(void **state)
     int by_default = 0;
     for (int i = 0; i < kp_softmax_case_count; i++) {
         const kp_graph_case_t *c = &kp_softmax_cases[i];
-        for (int64_t candidate = 0; candidate <= 2; candidate++) {
+        for (int64_t candidate = 0; candidate <= ROW_KINDS; candidate++) {
             if (!builds_with(c->make, SOFTMAX_ENGINE, candidate ? knob : NULL, candidate,
                              c->label))
                 continue;
@@ -749,15 +801,15 @@ static void write_conv_sdpa_pack(const char *path)
 static void write_softmax_pack(const char *path)
 {
     static row_kernel_names_t names;
-    sdk_kpack_spec_kernel_t kernels[6];
-    const char *ids[6];
+    sdk_kpack_spec_kernel_t kernels[ROW_KERNELS];
+    const char *ids[ROW_KERNELS];
     kp_bytes_t code[3];
     row_kernels("softmax", &names, kernels, ids, code);
     sdk_kpack_spec_engine_t engines[] = {
-        {SOFTMAX_ENGINE, 50, "softmax", "{}", "cuda_softmax", 1, 0, NULL, 6, ids},
+        {SOFTMAX_ENGINE, 50, "softmax", "{}", "cuda_softmax", 1, 0, NULL, ROW_KERNELS, ids},
     };
-    sdk_kpack_spec_t spec = {"cdnn-cuda-softmax-test", "0.1.0", "cuda", 6, kernels, 1,
-                             engines};
+    sdk_kpack_spec_t spec = {"cdnn-cuda-softmax-test", "0.1.0", "cuda", ROW_KERNELS, kernels,
+                             1, engines};
     kp_write_pack(path, &spec);
     for (int t = 0; t < 3; t++)
         kp_bytes_free(&code[t]);
