@@ -9,15 +9,22 @@ The networks:
 
   ResNet basic block (NCHW): conv3x3 -> batch-norm (training: batch
   statistics) -> relu -> conv3x3 -> batch-norm -> + identity -> relu ->
-  global average pool.  The loss is sum(pooled * dpool) for a random dpool.
+  pooling.  The loss is sum(pooled * dpool) for a random dpool.  Two
+  variants: "ops" uses the dedicated ops -- batchnorm_train (with
+  batchnorm_running_stats' update, checked against PyTorch's running
+  statistics), batchnorm_bwd, a 2x2 max pool and a global average pool
+  by pooling_fwd / pooling_bwd; "composed" spells batch-norm's training
+  forward and backward with reductions and pointwise nodes and the global
+  average pool as a reduction (its backward a broadcasting pointwise node).
 
   Transformer block (pre-LN, causal): layer-norm -> QKV matmul (+ bias) ->
   split into heads -> attention -> merge heads -> output projection
   (+ bias) -> + x -> layer-norm -> matmul (+ bias) -> gelu -> matmul
   (+ bias) -> + residual.  The loss is sum(y * dy) for a random dy.  The
-  attention runs twice: as sdpa_fwd / sdpa_bwd, and spelled out as matmul,
-  softmax (the op; a mask input holds the causal -inf) and matmul, with
-  its backward as matmuls, pointwise and a reduction.
+  attention is sdpa_fwd / sdpa_bwd, or spelled out as matmul, softmax (the
+  op; a mask input holds the causal -inf) and matmul with its backward as
+  matmuls, pointwise nodes and a reduction; layer-norm's backward is the
+  layernorm_bwd op or reductions and pointwise nodes.
 
 Each network runs as four cdnn graphs, two forward layer groups and two
 backward ones, as a framework would lower it: the forward graphs also write
@@ -36,12 +43,9 @@ max |torch|, PASS or FAIL against the tolerance stated below.  Exit status
 0 when all pass, 1 on any failure, 77 (ctest's skip) when PyTorch is not
 installed.
 
-What cdnn has no dedicated op for is expressed with the ops it has, in the
-same graph: batch-norm's training forward is reductions (avg over N, H, W)
-and pointwise nodes; batch-norm's and layer-norm's backward passes are
-reductions and pointwise nodes; the average pool is a reduction and its
-backward a broadcasting pointwise node; the backward of each matmul is a
-matmul on transposed views (strides) of saved tensors.
+The backward of each matmul is a matmul on transposed views (strides) of
+saved tensors.  A variant whose ops this library lacks prints NOT RUN and
+does not count as passed or failed.
 """
 import ctypes
 import math
@@ -77,6 +81,49 @@ oracle.STATUS_FUNCTIONS.update({
                             ctypes.POINTER(oracle.SdpaAttr)]
     + [ctypes.c_int64] * 8,
 })
+
+class PoolingAttr(ctypes.Structure):
+    _fields_ = [("mode", ctypes.c_int32), ("spatial_dims", ctypes.c_int32),
+                ("window", ctypes.c_int32 * 3), ("stride", ctypes.c_int32 * 3),
+                ("dilation", ctypes.c_int32 * 3),
+                ("ceil_mode", ctypes.c_int32),
+                ("count_include_pad", ctypes.c_int32),
+                ("pre_padding", ctypes.c_int64 * 3),
+                ("post_padding", ctypes.c_int64 * 3)]
+
+
+POOLING_MODES = ["max", "avg"]  # cdnn_pooling_mode_t
+
+# The training ops other parts of issue 12 add: registered where this
+# library has them (a variant that needs a missing one says NOT RUN).
+I64 = ctypes.c_int64
+OPTIONAL_FUNCTIONS = {
+    "cdnn_graph_batchnorm_train": [P, ctypes.c_char_p, ctypes.c_double]
+    + [I64] * 6,
+    "cdnn_graph_batchnorm_running_stats": [P, ctypes.c_char_p,
+                                           ctypes.c_double] + [I64] * 5,
+    "cdnn_graph_batchnorm_bwd": [P, ctypes.c_char_p] + [I64] * 8,
+    "cdnn_graph_layernorm_bwd": [P, ctypes.c_char_p] + [I64] * 8,
+    "cdnn_graph_pooling_fwd": [P, ctypes.c_char_p,
+                               ctypes.POINTER(PoolingAttr)] + [I64] * 3,
+    "cdnn_graph_pooling_bwd": [P, ctypes.c_char_p,
+                               ctypes.POINTER(PoolingAttr)] + [I64] * 4,
+}
+
+
+def register_optional(api):
+    """Bind the OPTIONAL_FUNCTIONS the library has; return their names."""
+    present = set()
+    for name, argtypes in OPTIONAL_FUNCTIONS.items():
+        fn = getattr(api.lib, name, None)
+        if fn is not None:
+            fn.argtypes, fn.restype = argtypes, ctypes.c_int
+            present.add(name)
+    if "cdnn_graph_pooling_fwd" in present:
+        api.lib.cdnn_pooling_attr_init.argtypes = [
+            ctypes.POINTER(PoolingAttr), ctypes.c_int, ctypes.c_int32]
+    return present
+
 
 # Max error relative to max |torch| per tensor.  In f64 every node computes
 # and stores in double, so only summation order differs (measured: at most
@@ -212,6 +259,54 @@ class Layer:
         self.g.op("layernorm", eps, x, scale, bias, y, mean, rstd)
         return y, mean, rstd
 
+    def bn_train(self, x, scale, bias, eps, outs):
+        """Batch-norm forward with batch statistics (batchnorm_train): y
+        (returned, virtual), mean and inverse std [1, C, 1, 1] named outs."""
+        y = self.new(self.shapes[x])
+        stats = (1, self.shapes[x][1]) + (1,) * (len(self.shapes[x]) - 2)
+        mean, rstd = self.new(stats, outs[0]), self.new(stats, outs[1])
+        self.g.op("batchnorm_train", eps, x, scale, bias, y, mean, rstd)
+        return y
+
+    def bn_running_stats(self, x, mean, var, momentum, outs):
+        """The running statistics' update (batchnorm_running_stats)."""
+        next_mean = self.new(self.shapes[mean], outs[0])
+        next_var = self.new(self.shapes[var], outs[1])
+        self.g.op("batchnorm_running_stats", momentum, x, mean, var,
+                  next_mean, next_var)
+
+    def norm_bwd_op(self, op, dy, x, mean, rstd, scale, names):
+        """batchnorm_bwd or layernorm_bwd: dx (returned, virtual); d scale
+        and d bias the outputs names[0] and names[1]."""
+        dx = self.new(self.shapes[x])
+        dscale = self.new(self.shapes[scale], names[0])
+        dbias = self.new(self.shapes[scale], names[1])
+        self.g.op(op, dy, x, scale, mean, rstd, dx, dscale, dbias)
+        return dx
+
+    def pool_attr(self, mode, window, stride):
+        attr = PoolingAttr()
+        self.api.lib.cdnn_pooling_attr_init(ctypes.byref(attr),
+                                            POOLING_MODES.index(mode), 2)
+        for d in range(2):
+            attr.window[d], attr.stride[d] = window, stride
+        return attr
+
+    def pool_fwd(self, x, mode, window, stride, out=None):
+        """2-D max or average pooling, no padding."""
+        n, c, h, w = self.shapes[x]
+        y = self.new((n, c, (h - window) // stride + 1,
+                      (w - window) // stride + 1), out)
+        attr = self.pool_attr(mode, window, stride)
+        self.g.op("pooling_fwd", ctypes.byref(attr), x, y, UID_NONE)
+        return y
+
+    def pool_bwd(self, dy, x, mode, window, stride):
+        dx = self.new(self.shapes[x])
+        attr = self.pool_attr(mode, window, stride)
+        self.g.op("pooling_bwd", ctypes.byref(attr), dy, x, UID_NONE, dx)
+        return dx
+
     def reshape(self, x, shape, out=None):
         y = self.new(shape, out)
         self.g.op("reshape", x, y)
@@ -341,6 +436,7 @@ def tview(array):
 # ---------------------------------------------------------------------------
 
 BN_EPS = 1e-5
+BN_MOMENTUM = 0.1
 
 
 def bn_train_fwd(L, c, gamma, beta, saved):
@@ -378,88 +474,141 @@ def resnet_params(dtype, n=2, c=4, h=6, w=6):
 
     def r(*shape, scale=1.0):
         return (rng.standard_normal(shape) * scale).astype(dtype)
-    return {"x": r(n, c, h, w), "w1": r(c, c, 3, 3, scale=0.3),
-            "g1": 1 + r(1, c, 1, 1, scale=0.2), "b1": r(1, c, 1, 1, scale=0.2),
-            "w2": r(c, c, 3, 3, scale=0.3),
-            "g2": 1 + r(1, c, 1, 1, scale=0.2), "b2": r(1, c, 1, 1, scale=0.2),
-            "dpool": r(n, c, 1, 1)}
+    p = {"x": r(n, c, h, w), "w1": r(c, c, 3, 3, scale=0.3),
+         "g1": 1 + r(1, c, 1, 1, scale=0.2), "b1": r(1, c, 1, 1, scale=0.2),
+         "w2": r(c, c, 3, 3, scale=0.3),
+         "g2": 1 + r(1, c, 1, 1, scale=0.2), "b2": r(1, c, 1, 1, scale=0.2),
+         "rm1": r(1, c, 1, 1), "rm2": r(1, c, 1, 1),
+         "rv1": 0.5 + np.abs(r(1, c, 1, 1)), "rv2": 0.5 + np.abs(r(1, c, 1, 1))}
+    # The loss's gradient at the pooled output: [N, C, 1, 1].
+    p["dpool"] = r(n, c, 1, 1)
+    return p
 
 
-def resnet_cdnn(api, fresh, p, dtype):
-    tag = f"resnet {np.dtype(dtype).name}"
+def bn_fwd(L, variant, p, c, i):
+    """Batch-norm number i of the block (training), and for the dedicated
+    ops its running statistics' update too."""
+    gamma, beta = L.input(p[f"g{i}"]), L.input(p[f"b{i}"])
+    saved = (f"mean{i}", f"rstd{i}")
+    if variant == "composed":
+        return bn_train_fwd(L, c, gamma, beta, saved)
+    y = L.bn_train(c, gamma, beta, BN_EPS, saved)
+    L.bn_running_stats(c, L.input(p[f"rm{i}"]), L.input(p[f"rv{i}"]),
+                       BN_MOMENTUM, (f"running_mean{i}", f"running_var{i}"))
+    return y
+
+
+def bn_bwd(L, variant, p, dy, f, i):
+    """dx of batch-norm number i; d gamma and d beta as outputs."""
+    args = (dy, L.input(f[f"c{i}"]), L.input(f[f"mean{i}"]),
+            L.input(f[f"rstd{i}"]), L.input(p[f"g{i}"]))
+    names = (f"dg{i}", f"db{i}")
+    if variant == "composed":
+        return norm_bwd(L, *args, (0, 2, 3), (0, 2, 3), names)
+    return L.norm_bwd_op("batchnorm_bwd", *args, names)
+
+
+def resnet_cdnn(api, fresh, p, dtype, variant):
+    """The block as four graphs.  variant "ops": batch-norm by
+    batchnorm_train / batchnorm_running_stats / batchnorm_bwd, a 2x2 max
+    pool then a global average pool, both pooling ops, forward and
+    backward.  "composed": batch-norm and its backward as reductions and
+    pointwise nodes, the global average pool a reduction (no max pool)."""
+    tag = f"resnet({variant}) {np.dtype(dtype).name}"
+    pools = "maxpool+avgpool" if variant == "ops" else "avgpool"
     # Forward 1: conv1 -> bn1 -> relu.
     L1 = Layer(api, f"{tag} fwd conv1+bn1+relu", dtype)
-    x, w1 = L1.input(p["x"]), L1.input(p["w1"])
-    c1 = L1.conv_fwd(x, w1, 1, out="c1")
-    bn1 = bn_train_fwd(L1, c1, L1.input(p["g1"]), L1.input(p["b1"]),
-                       ("mean1", "rstd1"))
-    L1.pw("relu_fwd", bn1, out="a1")
-    f1 = run_layers([L1], fresh)
+    c1 = L1.conv_fwd(L1.input(p["x"]), L1.input(p["w1"]), 1, out="c1")
+    L1.pw("relu_fwd", bn_fwd(L1, variant, p, c1, 1), out="a1")
+    f = run_layers([L1], fresh)
 
-    # Forward 2: conv2 -> bn2 -> + x -> relu -> global average pool.
-    L2 = Layer(api, f"{tag} fwd conv2+bn2+add+relu+avgpool", dtype)
-    a1 = L2.input(f1["a1"])
-    c2 = L2.conv_fwd(a1, L2.input(p["w2"]), 1, out="c2")
-    bn2 = bn_train_fwd(L2, c2, L2.input(p["g2"]), L2.input(p["b2"]),
-                       ("mean2", "rstd2"))
+    # Forward 2: conv2 -> bn2 -> + x -> relu -> pools.
+    L2 = Layer(api, f"{tag} fwd conv2+bn2+add+relu+{pools}", dtype)
+    c2 = L2.conv_fwd(L2.input(f["a1"]), L2.input(p["w2"]), 1, out="c2")
+    bn2 = bn_fwd(L2, variant, p, c2, 2)
     y = L2.pw("relu_fwd", L2.pw("add", bn2, L2.input(p["x"])), out="y")
-    L2.reduce("avg", y, (2, 3), out="pooled")
-    f2 = run_layers([L2], fresh)
+    if variant == "ops":
+        mp = L2.pool_fwd(y, "max", 2, 2, out="maxpooled")
+        L2.pool_fwd(mp, "avg", L2.shapes[mp][2], 1, out="pooled")
+    else:
+        L2.reduce("avg", y, (2, 3), out="pooled")
+    f.update(run_layers([L2], fresh))
 
-    # Backward 2: pool -> relu -> (residual) -> bn2 -> conv2.
-    L3 = Layer(api, f"{tag} bwd avgpool+relu+add+bn2+conv2", dtype)
-    h, w = p["x"].shape[2:]
+    # Backward 2: pools -> relu -> (residual) -> bn2 -> conv2.
+    L3 = Layer(api, f"{tag} bwd {pools}+relu+add+bn2+conv2", dtype)
     dpool = L3.input(p["dpool"])
-    # relu_bwd(dy, x) is dy * (x > 0); y > 0 exactly where relu's input is.
-    d_sum = L3.pw("mul", L3.pw("relu_bwd", dpool, L3.input(f2["y"])),
-                  1.0 / (h * w), out="d_residual")
-    dc2 = norm_bwd(L3, d_sum, L3.input(f2["c2"]), L3.input(f2["mean2"]),
-                   L3.input(f2["rstd2"]), L3.input(p["g2"]), (0, 2, 3),
-                   (0, 2, 3), ("dg2", "db2"))
-    L3.conv_bwd_filter(L3.input(f1["a1"]), dc2, p["w2"].shape, 1, out="dw2")
+    y = L3.input(f["y"])
+    if variant == "ops":
+        mp = L3.input(f["maxpooled"])
+        dmp = L3.pool_bwd(dpool, mp, "avg", mp_size(f), 1)
+        # relu_bwd(dy, x) is dy * (x > 0); y > 0 exactly where relu's
+        # input is.
+        d_sum = L3.pw("relu_bwd", L3.pool_bwd(dmp, y, "max", 2, 2), y,
+                      out="d_residual")
+    else:
+        h, w = p["x"].shape[2:]
+        d_sum = L3.pw("mul", L3.pw("relu_bwd", dpool, y), 1.0 / (h * w),
+                      out="d_residual")
+    dc2 = bn_bwd(L3, variant, p, d_sum, f, 2)
+    L3.conv_bwd_filter(L3.input(f["a1"]), dc2, p["w2"].shape, 1, out="dw2")
     L3.conv_bwd_data(dc2, L3.input(p["w2"]), p["x"].shape, 1, out="da1")
-    b2 = run_layers([L3], fresh)
+    f.update(run_layers([L3], fresh))
 
     # Backward 1: relu -> bn1 -> conv1, + the residual's gradient.
     L4 = Layer(api, f"{tag} bwd relu+bn1+conv1+residual", dtype)
-    dbn1 = L4.pw("relu_bwd", L4.input(b2["da1"]), L4.input(f1["a1"]))
-    dc1 = norm_bwd(L4, dbn1, L4.input(f1["c1"]), L4.input(f1["mean1"]),
-                   L4.input(f1["rstd1"]), L4.input(p["g1"]), (0, 2, 3),
-                   (0, 2, 3), ("dg1", "db1"))
+    dbn1 = L4.pw("relu_bwd", L4.input(f["da1"]), L4.input(f["a1"]))
+    dc1 = bn_bwd(L4, variant, p, dbn1, f, 1)
     L4.conv_bwd_filter(L4.input(p["x"]), dc1, p["w1"].shape, 1, out="dw1")
     dx_conv = L4.conv_bwd_data(dc1, L4.input(p["w1"]), p["x"].shape, 1)
-    L4.pw("add", dx_conv, L4.input(b2["d_residual"]), out="dx")
-    b1 = run_layers([L4], fresh)
-    return {**f1, **f2, **b2, **b1}
+    L4.pw("add", dx_conv, L4.input(f["d_residual"]), out="dx")
+    f.update(run_layers([L4], fresh))
+    return f
 
 
-def resnet_torch(p):
+def mp_size(f):
+    return f["maxpooled"].shape[2]
+
+
+def resnet_torch(p, variant):
     t = {k: torch.tensor(v.astype(np.float64), requires_grad=True)
-         for k, v in p.items() if k != "dpool"}
+         for k, v in p.items() if k[0] in "xwgb"}
     c = t["x"].shape[1]
+    running = {k: torch.tensor(p[k].astype(np.float64).reshape(c))
+               for k in ("rm1", "rv1", "rm2", "rv2")}
 
-    def bn(v, g, b):
-        return F.batch_norm(v, None, None, t[g].reshape(c), t[b].reshape(c),
-                            training=True, eps=BN_EPS)
-    a1 = F.relu(bn(F.conv2d(t["x"], t["w1"], padding=1), "g1", "b1"))
+    def bn(v, i):
+        return F.batch_norm(v, running[f"rm{i}"], running[f"rv{i}"],
+                            t[f"g{i}"].reshape(c), t[f"b{i}"].reshape(c),
+                            training=True, momentum=BN_MOMENTUM, eps=BN_EPS)
+    a1 = F.relu(bn(F.conv2d(t["x"], t["w1"], padding=1), 1))
     c2 = F.conv2d(a1, t["w2"], padding=1)
-    y = F.relu(bn(c2, "g2", "b2") + t["x"])
-    pooled = F.adaptive_avg_pool2d(y, 1)
+    y = F.relu(bn(c2, 2) + t["x"])
+    if variant == "ops":
+        pooled = F.adaptive_avg_pool2d(F.max_pool2d(y, 2, 2), 1)
+    else:
+        pooled = F.adaptive_avg_pool2d(y, 1)
     pooled.backward(torch.tensor(p["dpool"].astype(np.float64)))
     out = {"a1": a1, "y": y, "pooled": pooled}
     out = {k: v.detach().numpy() for k, v in out.items()}
     out.update({"d" + k: t[k].grad.numpy() for k in t})
+    for i in (1, 2):
+        out[f"running_mean{i}"] = running[f"rm{i}"].numpy().reshape(1, c, 1, 1)
+        out[f"running_var{i}"] = running[f"rv{i}"].numpy().reshape(1, c, 1, 1)
     return out
 
 
-def check_resnet(api, fresh, dtype):
+def check_resnet(api, fresh, dtype, variant):
     p = resnet_params(dtype)
-    got = resnet_cdnn(api, fresh, p, dtype)
-    want = resnet_torch(p)
+    got = resnet_cdnn(api, fresh, p, dtype, variant)
+    want = resnet_torch(p, variant)
     tol = TOLERANCE[dtype]
-    tag = f"resnet {np.dtype(dtype).name} vs torch"
-    for name in ("a1", "y", "pooled", "dx", "dw1", "dg1", "db1", "dw2",
-                 "dg2", "db2"):
+    tag = f"resnet({variant}) {np.dtype(dtype).name} vs torch"
+    names = ["a1", "y", "pooled", "dx", "dw1", "dg1", "db1", "dw2", "dg2",
+             "db2"]
+    if variant == "ops":
+        names += ["running_mean1", "running_var1", "running_mean2",
+                  "running_var2"]
+    for name in names:
         report(f"{tag} {name}", got[name], want[name], tol)
 
 
@@ -528,8 +677,19 @@ def explicit_attention_bwd(L, f1, d_o):
     return dq, dk, dv
 
 
-def transformer_cdnn(api, fresh, p, dtype, attention):
-    tag = f"transformer({attention}) {np.dtype(dtype).name}"
+def ln_bwd(L, norm, dy, x, mean, rstd, gamma, names):
+    """dx of a layer-norm over the last dim: the layernorm_bwd op (norm
+    "op") or reductions and pointwise nodes ("composed")."""
+    if norm == "op":
+        return L.norm_bwd_op("layernorm_bwd", dy, x, mean, rstd, gamma, names)
+    return norm_bwd(L, dy, x, mean, rstd, gamma, (2,), (1,), names)
+
+
+def transformer_cdnn(api, fresh, p, dtype, attention, norm):
+    """The block as four graphs; attention "sdpa" (sdpa_fwd, sdpa_bwd) or
+    "explicit" (matmul, softmax, matmul and their backward); layer-norm's
+    backward by op ("op") or "composed"."""
+    tag = f"transformer({attention},ln_bwd {norm}) {np.dtype(dtype).name}"
     # Forward 1: ln1 -> qkv -> heads -> attention -> proj -> + x.
     core = "sdpa" if attention == "sdpa" else "matmul+softmax+matmul"
     L1 = Layer(api, f"{tag} fwd ln1+qkv+{core}+proj+add", dtype)
@@ -571,9 +731,9 @@ def transformer_cdnn(api, fresh, p, dtype, attention):
     L3.matmul(L3.input(tview(f2["xn2"])), du, out="dw1")
     L3.reduce("add", du, (1,), out="db1")
     dxn2 = L3.matmul(du, L3.input(tview(p["w1"])))
-    dln2 = norm_bwd(L3, dxn2, L3.input(f1["h1"]), L3.input(f2["mean2"]),
-                    L3.input(f2["rstd2"]), L3.input(p["ln2_g"]), (2,),
-                    (1,), ("dln2_g", "dln2_b"))
+    dln2 = ln_bwd(L3, norm, dxn2, L3.input(f1["h1"]), L3.input(f2["mean2"]),
+                  L3.input(f2["rstd2"]), L3.input(p["ln2_g"]),
+                  ("dln2_g", "dln2_b"))
     L3.pw("add", dln2, dy, out="dh1")
     b2 = run_layers([L3], fresh)
 
@@ -593,9 +753,9 @@ def transformer_cdnn(api, fresh, p, dtype, attention):
     L4.matmul(L4.input(tview(f1["xn1"])), dqkv, out="dwqkv")
     L4.reduce("add", dqkv, (1,), out="dbqkv")
     dxn1 = L4.matmul(dqkv, L4.input(tview(p["wqkv"])))
-    dln1 = norm_bwd(L4, dxn1, L4.input(p["x"]), L4.input(f1["mean1"]),
-                    L4.input(f1["rstd1"]), L4.input(p["ln1_g"]), (2,),
-                    (1,), ("dln1_g", "dln1_b"))
+    dln1 = ln_bwd(L4, norm, dxn1, L4.input(p["x"]), L4.input(f1["mean1"]),
+                  L4.input(f1["rstd1"]), L4.input(p["ln1_g"]),
+                  ("dln1_g", "dln1_b"))
     L4.pw("add", dln1, dh1, out="dx")
     b1 = run_layers([L4], fresh)
     return {**f1, **f2, **b2, **b1}
@@ -628,16 +788,28 @@ def transformer_torch(p):
     return out
 
 
-def check_transformer(api, fresh, dtype, attention):
+def check_transformer(api, fresh, dtype, attention, norm):
     p = transformer_params(dtype)
-    got = transformer_cdnn(api, fresh, p, dtype, attention)
+    got = transformer_cdnn(api, fresh, p, dtype, attention, norm)
     want = transformer_torch(p)
     tol = TOLERANCE[dtype]
-    tag = f"transformer({attention}) {np.dtype(dtype).name} vs torch"
+    tag = (f"transformer({attention},ln_bwd {norm}) {np.dtype(dtype).name}"
+           " vs torch")
     for name in ("attn", "h1", "u", "y", "dx", "dln1_g", "dln1_b", "dwqkv",
                  "dbqkv", "dwo", "dbo", "dln2_g", "dln2_b", "dw1", "db1",
                  "dw2", "db2"):
         report(f"{tag} {name}", got[name], want[name], tol)
+
+
+# (check, its arguments, the ops it needs beyond those every cdnn has)
+VARIANTS = [
+    (check_resnet, ("ops",), ("batchnorm_train", "batchnorm_running_stats",
+                              "batchnorm_bwd", "pooling_fwd", "pooling_bwd")),
+    (check_resnet, ("composed",), ()),
+    (check_transformer, ("sdpa", "op"), ("layernorm_bwd",)),
+    (check_transformer, ("sdpa", "composed"), ()),
+    (check_transformer, ("explicit", "composed"), ()),
+]
 
 
 def main():
@@ -645,13 +817,19 @@ def main():
         sys.exit(f"usage: {sys.argv[0]} path/to/libcdnn.so")
     torch.manual_seed(0)
     api = oracle.Cdnn(sys.argv[1])
+    present = register_optional(api)
     fresh = P()
     api.call("cdnn_handle_create", ctypes.byref(fresh), b"cpu")
     try:
         for dtype in (np.float64, np.float32):
-            for check, args in ((check_resnet, ()),
-                                (check_transformer, ("sdpa",)),
-                                (check_transformer, ("explicit",))):
+            for check, args, needs in VARIANTS:
+                missing = [n for n in needs
+                           if "cdnn_graph_" + n not in present]
+                if missing:
+                    print(f"NOT RUN: {check.__name__}{args} "
+                          f"{np.dtype(dtype).name}: this library has no "
+                          f"{', '.join(missing)}")
+                    continue
                 try:
                     check(api, fresh, dtype, *args)
                 except oracle.CdnnError as e:
