@@ -278,6 +278,81 @@ ARG_INT_BLOCK(arg_u8, uint8_t)
 typedef void (*arg_block_fn)(const void *, int64_t, int64_t, int64_t, int64_t, int,
                              int64_t *);
 
+/* A contiguous f32 row's extreme and whether it holds a NaN, in one pass
+ * of eight independent compare-and-selects, which the compiler turns into
+ * vector max/min (x > m ? x : m is MAXPS's own rule). */
+#define ROW_EXTREME_F32(NAME, BETTER)                                           \
+    static float NAME(const float *x, int64_t n, int *any_nan)                  \
+    {                                                                           \
+        float acc[8], nan[8] = {0};                                             \
+        for (int j = 0; j < 8; j++)                                             \
+            acc[j] = x[0];                                                      \
+        int64_t i = 0;                                                          \
+        for (; i + 8 <= n; i += 8)                                              \
+            for (int j = 0; j < 8; j++) {                                       \
+                float v = x[i + j];                                             \
+                nan[j] = v != v ? 1.0f : nan[j];                                \
+                acc[j] = BETTER(v, acc[j]) ? v : acc[j];                        \
+            }                                                                   \
+        float m = acc[0];                                                       \
+        int seen = 0;                                                           \
+        for (int j = 0; j < 8; j++) {                                           \
+            m = BETTER(acc[j], m) ? acc[j] : m;                                 \
+            seen |= nan[j] != 0;                                                \
+        }                                                                       \
+        for (; i < n; i++) {                                                    \
+            seen |= x[i] != x[i];                                               \
+            m = BETTER(x[i], m) ? x[i] : m;                                     \
+        }                                                                       \
+        *any_nan = seen;                                                        \
+        return m;                                                               \
+    }
+#define GREATER(a, b) ((a) > (b))
+#define LESS(a, b) ((a) < (b))
+ROW_EXTREME_F32(row_max_f32, GREATER)
+ROW_EXTREME_F32(row_min_f32, LESS)
+
+/* The first position of a contiguous f32 row holding its extreme (or its
+ * first NaN). */
+static int64_t arg_row_f32(const float *x, int64_t n, int want_max)
+{
+    int any_nan;
+    float m = want_max ? row_max_f32(x, n, &any_nan) : row_min_f32(x, n, &any_nan);
+    for (int64_t i = 0; i < n; i++)
+        if (any_nan ? x[i] != x[i] : x[i] == m)
+            return i;
+    return 0; /* not reached: m is one of x */
+}
+
+/* count f32 rows side by side (s_row 1: neighbours in memory), one axis
+ * position at a time, branch-free with 32-bit positions (n < 2^31) so
+ * that the lanes vectorise. */
+#define LANES_F32(NAME, BETTER)                                                 \
+    static void NAME(const float *x, int64_t n, int64_t s_axis, int64_t count,  \
+                     int64_t *best)                                             \
+    {                                                                           \
+        float value[ARG_BLOCK];                                                 \
+        int32_t at[ARG_BLOCK];                                                  \
+        for (int64_t b = 0; b < count; b++) {                                   \
+            value[b] = x[b];                                                    \
+            at[b] = 0;                                                          \
+        }                                                                       \
+        for (int32_t i = 1; i < (int32_t)n; i++) {                              \
+            const float *row = x + i * s_axis;                                  \
+            for (int64_t b = 0; b < count; b++) {                               \
+                float v = row[b], cur = value[b];                               \
+                /* a kept NaN stays (cur != cur); the first NaN met is kept */  \
+                int take = (cur == cur) & ((v != v) | BETTER(v, cur));          \
+                value[b] = take ? v : cur;                                      \
+                at[b] = take ? i : at[b];                                       \
+            }                                                                   \
+        }                                                                       \
+        for (int64_t b = 0; b < count; b++)                                     \
+            best[b] = at[b];                                                    \
+    }
+LANES_F32(lanes_max_f32, GREATER)
+LANES_F32(lanes_min_f32, LESS)
+
 static arg_block_fn arg_block_of(cdnn_data_type_t t)
 {
     switch (t) {
@@ -330,8 +405,17 @@ static void arg_rows(void *arg, int64_t begin, int64_t end)
         /* the block's first row: y's offset has the axis at 0 */
         int64_t x_off = unravel_offset(x, ctx->axis, r);
         int64_t y_off = unravel_offset(y, ctx->axis, r);
-        block(job->x + x_off * (int64_t)x_elem, x->dims[ctx->axis], x->strides[ctx->axis],
-              count, xs, want_max, best);
+        const char *base = job->x + x_off * (int64_t)x_elem;
+        int64_t n = x->dims[ctx->axis], s_axis = x->strides[ctx->axis];
+        if (x->type == CDNN_DATA_TYPE_F32 && s_axis == 1) { /* rows in memory order */
+            for (int64_t b = 0; b < count; b++)
+                best[b] = arg_row_f32((const float *)base + b * xs, n, want_max);
+        } else if (x->type == CDNN_DATA_TYPE_F32 && xs == 1 && n <= INT32_MAX) {
+            (want_max ? lanes_max_f32 : lanes_min_f32)((const float *)base, n, s_axis,
+                                                       count, best);
+        } else {
+            block(base, n, s_axis, count, xs, want_max, best);
+        }
         for (int64_t b = 0; b < count; b++)
             store_index(y->type, job->out1 + (y_off + b * ys) * (int64_t)y_elem, best[b]);
         r += count;
@@ -516,8 +600,27 @@ static int run_is_contiguous(const cdnn_tensor_view_t *t, int32_t from)
     return 1;
 }
 
+/* Whether t's dims [from, from + count) collapse to one run of stride
+ * *stride (each dim's stride the next one's times its size). */
+static int dims_collapse(const cdnn_tensor_view_t *t, int32_t from, int32_t count,
+                         int64_t *stride)
+{
+    int32_t last = from + count - 1;
+    *stride = t->strides[last];
+    int64_t expect = t->strides[last];
+    for (int32_t d = last; d >= from; d--) {
+        if (t->dims[d] != 1 && t->strides[d] != expect)
+            return 0;
+        expect *= t->dims[d];
+    }
+    return 1;
+}
+
 /* Units are (outer, j) pairs, u = outer * m + j, m the count of indices;
- * each copies the run of x after the axis (inner elements). */
+ * each copies the run of x after the axis (inner elements).  The outer
+ * coordinate's offsets are recomputed only when it changes, and the
+ * index's by one multiply where indices and y's dims of it are each one
+ * run. */
 static void gather_units(void *arg, int64_t begin, int64_t end)
 {
     const index_job_t *job = arg;
@@ -529,29 +632,42 @@ static void gather_units(void *arg, int64_t begin, int64_t end)
         inner *= x->dims[d];
     size_t elem = cdnn_data_type_size(x->type), i_elem = cdnn_data_type_size(ix->type);
     int contiguous = run_is_contiguous(x, axis + 1) && run_is_contiguous(y, axis + q);
+    int64_t i_stride = 0, y_stride = 0;
+    int linear = dims_collapse(ix, 0, q, &i_stride) && dims_collapse(y, axis, q, &y_stride);
+    int64_t outer = begin / m, j = begin % m - 1, x_outer = 0, y_outer = 0;
     for (int64_t u = begin; u < end; u++) {
-        int64_t outer = u / m, j = u % m;
-        /* x's and y's offsets of the outer coordinate (dims before the axis) */
-        int64_t x_off = 0, y_off = 0, rest = outer;
-        for (int32_t d = axis - 1; d >= 0; d--) {
-            x_off += (rest % x->dims[d]) * x->strides[d];
-            y_off += (rest % x->dims[d]) * y->strides[d];
-            rest /= x->dims[d];
+        if (++j == m || u == begin) { /* x's and y's offsets before the axis */
+            if (j == m) {
+                outer++;
+                j = 0;
+            }
+            x_outer = y_outer = 0;
+            for (int64_t d = axis - 1, rest = outer; d >= 0; d--) {
+                x_outer += (rest % x->dims[d]) * x->strides[d];
+                y_outer += (rest % x->dims[d]) * y->strides[d];
+                rest /= x->dims[d];
+            }
         }
         /* the index's coordinate, which is y's in dims axis .. axis + q - 1 */
-        int64_t i_off = 0;
-        rest = j;
-        for (int32_t d = q - 1; d >= 0; d--) {
-            i_off += (rest % ix->dims[d]) * ix->strides[d];
-            y_off += (rest % ix->dims[d]) * y->strides[axis + d];
-            rest /= ix->dims[d];
+        int64_t i_off = j * i_stride, y_off = y_outer + j * y_stride;
+        if (!linear) {
+            i_off = 0;
+            y_off = y_outer;
+            for (int64_t d = q - 1, rest = j; d >= 0; d--) {
+                i_off += (rest % ix->dims[d]) * ix->strides[d];
+                y_off += (rest % ix->dims[d]) * y->strides[axis + d];
+                rest /= ix->dims[d];
+            }
         }
         int64_t i = load_index(ix->type, job->in2 + i_off * (int64_t)i_elem);
-        x_off += (i < 0 ? i + n : i) * x->strides[axis];
+        int64_t x_off = x_outer + (i < 0 ? i + n : i) * x->strides[axis];
         const char *src = job->x + x_off * (int64_t)elem;
         char *dst = job->out1 + y_off * (int64_t)elem;
         if (contiguous) {
-            memcpy(dst, src, (size_t)inner * elem);
+            if (inner == 1)
+                copy_elem(dst, src, elem);
+            else
+                memcpy(dst, src, (size_t)inner * elem);
             continue;
         }
         for (int64_t e = 0; e < inner; e++) {
