@@ -33,7 +33,8 @@ q, k, v and o, ...), and the backward graphs read those.  Every graph is
 built the way a user builds it (no engine pinned), executed, then its plan
 is saved, loaded on a fresh handle and executed again on fresh output
 buffers: the outputs must be byte-identical and the loaded plan must
-re-save to the same bytes.
+re-save to the same bytes; and the graph goes through its JSON form, is
+built again on the fresh handle and gives the same bytes.
 
 The oracle is PyTorch (torch.nn.functional and autograd) in float64 on the
 same values: an implementation no one here wrote.  Each network runs in
@@ -69,12 +70,15 @@ import test_reference_numpy as oracle  # noqa: E402  (the ctypes binding)
 P = oracle.P
 UID_NONE = oracle.UID_NONE
 SAVE_PLAN = 2
+LIBC = ctypes.CDLL(None)
+LIBC.free.argtypes = [P]
 
 oracle.STATUS_FUNCTIONS.update({
     "cdnn_graph_set_data_types": [P, ctypes.c_int, ctypes.c_int, ctypes.c_int],
     "cdnn_graph_save": [P, ctypes.c_int, P, ctypes.c_size_t,
                         ctypes.POINTER(ctypes.c_size_t)],
     "cdnn_plan_load": [ctypes.POINTER(P), P, P, ctypes.c_size_t],
+    "cdnn_graph_to_json": [P, ctypes.POINTER(P)],
     "cdnn_graph_engine": [P, ctypes.POINTER(ctypes.c_uint64),
                           ctypes.POINTER(ctypes.c_char_p)],
     "cdnn_graph_sdpa_bwd": [P, ctypes.c_char_p,
@@ -373,6 +377,25 @@ class Layer:
         self.g.execute()
         return {name: self.g.result(uid) for name, uid in self.outputs.items()}
 
+    def execute_fresh(self, graph, handle):
+        """Execute `graph` (this one, or a loaded copy) through `handle` on
+        this graph's inputs and fresh NaN outputs; True where every output
+        equals the first run's byte for byte."""
+        api = self.api
+        arrays = dict(self.g.arrays)
+        fresh = {}
+        for uid in self.outputs.values():
+            fresh[uid] = arrays[uid] = np.full_like(arrays[uid], np.nan)
+        size = ctypes.c_size_t()
+        api.call("cdnn_graph_workspace_size", graph, ctypes.byref(size))
+        workspace = np.zeros(max(size.value, 1), np.uint8)
+        uids = list(arrays)
+        ptrs = (P * len(uids))(*[arrays[u].ctypes.data for u in uids])
+        api.call("cdnn_graph_execute", graph, handle, len(uids),
+                 oracle.int64s(uids), ptrs, workspace.ctypes.data)
+        return all(fresh[u].tobytes() == self.g.arrays[u].tobytes()
+                   for u in fresh)
+
     def replay_on_fresh_handle(self, handle):
         """Save the plan, load it on `handle`, execute on fresh outputs:
         every output byte-identical to the first run, and the loaded plan
@@ -383,29 +406,37 @@ class Layer:
         api.call("cdnn_plan_load", ctypes.byref(plan), handle, plan_bytes,
                  len(plan_bytes))
         try:
-            arrays = dict(self.g.arrays)
-            fresh = {}
-            for out_name, uid in self.outputs.items():
-                fresh[uid] = np.full_like(arrays[uid], np.nan)
-                arrays[uid] = fresh[uid]
-            size = ctypes.c_size_t()
-            api.call("cdnn_graph_workspace_size", plan, ctypes.byref(size))
-            workspace = np.zeros(max(size.value, 1), np.uint8)
-            uids = list(arrays)
-            ptrs = (P * len(uids))(*[arrays[u].ctypes.data for u in uids])
-            api.call("cdnn_graph_execute", plan, handle, len(uids),
-                     oracle.int64s(uids), ptrs, workspace.ctypes.data)
-            same = all(fresh[u].tobytes() == self.g.arrays[u].tobytes()
-                       for u in fresh)
+            same = self.execute_fresh(plan, handle)
             resaved = save_plan(api, plan) == plan_bytes
         finally:
             api.lib.cdnn_graph_destroy(plan)
         if same and resaved:
-            print(f"{name:60s} {len(plan_bytes)} bytes, {len(fresh)} outputs "
+            print(f"{name:60s} {len(plan_bytes)} bytes, outputs "
                   f"byte-identical, re-save identical  PASS")
         else:
             fail(name, f"outputs identical: {same}, re-save identical: "
                        f"{resaved}")
+
+    def rebuild_from_json(self, handle):
+        """The graph through its JSON form, built again on `handle`: the
+        same outputs, byte for byte."""
+        api, name = self.api, f"{self.name}: JSON round trip"
+        text = P()
+        api.call("cdnn_graph_to_json", self.g.ptr, ctypes.byref(text))
+        json = ctypes.string_at(text.value)
+        LIBC.free(text)
+        graph = P()
+        api.call("cdnn_graph_from_json", ctypes.byref(graph), json, len(json))
+        try:
+            api.call("cdnn_graph_build", graph, handle, None)
+            same = self.execute_fresh(graph, handle)
+        finally:
+            api.lib.cdnn_graph_destroy(graph)
+        if same:
+            print(f"{name:60s} {len(json)} bytes of JSON, rebuilt, outputs "
+                  f"byte-identical  PASS")
+        else:
+            fail(name, "outputs differ from the first build's")
 
 
 def save_plan(api, graph):
@@ -423,6 +454,7 @@ def run_layers(layers, fresh_handle):
         results.update(layer.run())
         print(f"{layer.name:60s} engine {layer.engine}")
         layer.replay_on_fresh_handle(fresh_handle)
+        layer.rebuild_from_json(fresh_handle)
     return results
 
 
