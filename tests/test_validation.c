@@ -765,6 +765,15 @@ static void test_topk_validation(void **state)
     OK(cdnn_graph_tensor(g, 2, "v", CDNN_DATA_TYPE_F64, 0, NULL, NULL));
     OK(cdnn_graph_topk(g, "tk", &a, 1, 2, NONE));
     expect_invalid(g, "output 'values'", "type other than x's");
+
+    /* i32 positions for a row longer than 2^31 - 1 (declared, never run) */
+    static const int64_t long_row[] = {1, (int64_t)INT32_MAX + 2};
+    g = new_graph();
+    tensor(g, 1, "x", 2, long_row);
+    tensor(g, 2, "v", 0, NULL);
+    OK(cdnn_graph_tensor(g, 3, "i", CDNN_DATA_TYPE_I32, 0, NULL, NULL));
+    OK(cdnn_graph_topk(g, "tk", &a, 1, 2, 3));
+    expect_invalid(g, "output 'indices'", "use i64");
 }
 
 static void expect_shape(cdnn_graph_t *g, int64_t uid, int32_t rank, const int64_t *dims)
