@@ -34,7 +34,12 @@ built the way a user builds it (no engine pinned), executed, then its plan
 is saved, loaded on a fresh handle and executed again on fresh output
 buffers: the outputs must be byte-identical and the loaded plan must
 re-save to the same bytes; and the graph goes through its JSON form, is
-built again on the fresh handle and gives the same bytes.
+built again on the fresh handle and gives the same bytes.  Then every
+network runs again node by node ("per-op"): each node its own graph,
+every intermediate in memory, as a framework that does not fuse would run
+it, so that the fast engines (cpu:blas_conv, cpu:blas_matmul,
+cpu:fused_pointwise, cpu:softmax, cpu:copy, kernels:*, ...) run the nodes
+they take; the engines used are printed per layer group.
 
 The oracle is PyTorch (torch.nn.functional and autograd) in float64 on the
 same values: an implementation no one here wrote.  Each network runs in
@@ -181,6 +186,8 @@ class Layer:
         self.shapes = {}
         self.outputs = {}  # name -> uid
         self.engine = None
+        self.scalars = {}  # uid -> value
+        self.ops = []      # (op, args, input uids, output uids), in order
 
     # -- tensors --
     def input(self, array):
@@ -203,7 +210,15 @@ class Layer:
     def scalar(self, value, rank):
         uid = self.g.scalar(value, rank, self.code)
         self.shapes[uid] = (1,) * rank
+        self.scalars[uid] = value
         return uid
+
+    def op(self, name, args, ins, outs):
+        """Add node `name` (cdnn_graph_<name>(graph, NULL, *args)) and
+        remember which tensors it reads and writes, for run_per_op."""
+        self.g.op(name, *args)
+        self.ops.append((name, args, [u for u in ins if u != UID_NONE],
+                         list(outs)))
 
     # -- ops --
     def pw(self, mode, *inputs, out=None, **fields):
@@ -217,21 +232,21 @@ class Layer:
         y = self.new(shape, out)
         attr = self.api.pointwise_attr(mode, **fields)
         uids += [UID_NONE] * (3 - len(uids))
-        self.g.op("pointwise", ctypes.byref(attr), *uids, y)
+        self.op("pointwise", (ctypes.byref(attr), *uids, y), uids, [y])
         return y
 
     def reduce(self, mode, x, axes, out=None):
         shape = [1 if i in axes else d
                  for i, d in enumerate(self.shapes[x])]
         y = self.new(shape, out)
-        self.g.op("reduction", oracle.REDUCTIONS.index(mode), x, y)
+        self.op("reduction", (oracle.REDUCTIONS.index(mode), x, y), [x], [y])
         return y
 
     def matmul(self, a, b, out=None):
         sa, sb = self.shapes[a], self.shapes[b]
         batch = np.broadcast_shapes(sa[:-2], sb[:-2])
         y = self.new(tuple(batch) + (sa[-2], sb[-1]), out)
-        self.g.op("matmul", a, b, y)
+        self.op("matmul", (a, b, y), [a, b], [y])
         return y
 
     def conv_fwd(self, x, w, pad, out=None):
@@ -239,19 +254,21 @@ class Layer:
         k, _, r, s = self.shapes[w]
         y = self.new((n, k, h + 2 * pad - r + 1, wd + 2 * pad - s + 1), out)
         attr = self.api.conv_attr(2, pad, pad)
-        self.g.op("conv_fwd", ctypes.byref(attr), x, w, y)
+        self.op("conv_fwd", (ctypes.byref(attr), x, w, y), [x, w], [y])
         return y
 
     def conv_bwd_data(self, dy, w, x_shape, pad, out=None):
         dx = self.new(x_shape, out)
         attr = self.api.conv_attr(2, pad, pad)
-        self.g.op("conv_bwd_data", ctypes.byref(attr), dy, w, dx)
+        self.op("conv_bwd_data", (ctypes.byref(attr), dy, w, dx), [dy, w],
+                [dx])
         return dx
 
     def conv_bwd_filter(self, x, dy, w_shape, pad, out=None):
         dw = self.new(w_shape, out)
         attr = self.api.conv_attr(2, pad, pad)
-        self.g.op("conv_bwd_filter", ctypes.byref(attr), x, dy, dw)
+        self.op("conv_bwd_filter", (ctypes.byref(attr), x, dy, dw), [x, dy],
+                [dw])
         return dw
 
     def layernorm(self, x, scale, bias, eps, outs):
@@ -260,7 +277,8 @@ class Layer:
         y = self.new(shape, outs[0])
         mean = self.new(shape[:-1] + (1,), outs[1])
         rstd = self.new(shape[:-1] + (1,), outs[2])
-        self.g.op("layernorm", eps, x, scale, bias, y, mean, rstd)
+        self.op("layernorm", (eps, x, scale, bias, y, mean, rstd),
+                [x, scale, bias], [y, mean, rstd])
         return y, mean, rstd
 
     def bn_train(self, x, scale, bias, eps, outs):
@@ -269,15 +287,17 @@ class Layer:
         y = self.new(self.shapes[x])
         stats = (1, self.shapes[x][1]) + (1,) * (len(self.shapes[x]) - 2)
         mean, rstd = self.new(stats, outs[0]), self.new(stats, outs[1])
-        self.g.op("batchnorm_train", eps, x, scale, bias, y, mean, rstd)
+        self.op("batchnorm_train", (eps, x, scale, bias, y, mean, rstd),
+                [x, scale, bias], [y, mean, rstd])
         return y
 
     def bn_running_stats(self, x, mean, var, momentum, outs):
         """The running statistics' update (batchnorm_running_stats)."""
         next_mean = self.new(self.shapes[mean], outs[0])
         next_var = self.new(self.shapes[var], outs[1])
-        self.g.op("batchnorm_running_stats", momentum, x, mean, var,
-                  next_mean, next_var)
+        self.op("batchnorm_running_stats",
+                (momentum, x, mean, var, next_mean, next_var),
+                [x, mean, var], [next_mean, next_var])
 
     def norm_bwd_op(self, op, dy, x, mean, rstd, scale, names):
         """batchnorm_bwd or layernorm_bwd: dx (returned, virtual); d scale
@@ -285,7 +305,8 @@ class Layer:
         dx = self.new(self.shapes[x])
         dscale = self.new(self.shapes[scale], names[0])
         dbias = self.new(self.shapes[scale], names[1])
-        self.g.op(op, dy, x, scale, mean, rstd, dx, dscale, dbias)
+        self.op(op, (dy, x, scale, mean, rstd, dx, dscale, dbias),
+                [dy, x, scale, mean, rstd], [dx, dscale, dbias])
         return dx
 
     def pool_attr(self, mode, window, stride):
@@ -302,25 +323,26 @@ class Layer:
         y = self.new((n, c, (h - window) // stride + 1,
                       (w - window) // stride + 1), out)
         attr = self.pool_attr(mode, window, stride)
-        self.g.op("pooling_fwd", ctypes.byref(attr), x, y, UID_NONE)
+        self.op("pooling_fwd", (ctypes.byref(attr), x, y, UID_NONE), [x], [y])
         return y
 
     def pool_bwd(self, dy, x, mode, window, stride):
         dx = self.new(self.shapes[x])
         attr = self.pool_attr(mode, window, stride)
-        self.g.op("pooling_bwd", ctypes.byref(attr), dy, x, UID_NONE, dx)
+        self.op("pooling_bwd", (ctypes.byref(attr), dy, x, UID_NONE, dx),
+                [dy, x], [dx])
         return dx
 
     def reshape(self, x, shape, out=None):
         y = self.new(shape, out)
-        self.g.op("reshape", x, y)
+        self.op("reshape", (x, y), [x], [y])
         return y
 
     def transpose(self, x, perm, out=None):
         shape = [self.shapes[x][p] for p in perm]
         y = self.new(shape, out)
         attr = oracle.TransposeAttr(len(perm), (ctypes.c_int32 * 8)(*perm))
-        self.g.op("transpose", ctypes.byref(attr), x, y)
+        self.op("transpose", (ctypes.byref(attr), x, y), [x], [y])
         return y
 
     def slice_last(self, x, start, size, out=None):
@@ -332,33 +354,34 @@ class Layer:
         starts = [0] * (rank - 1) + [start]
         attr = oracle.SliceAttr(rank, (ctypes.c_int32 * 8)(*[1] * rank),
                                 (ctypes.c_int64 * 8)(*starts))
-        self.g.op("slice", ctypes.byref(attr), x, y)
+        self.op("slice", (ctypes.byref(attr), x, y), [x], [y])
         return y
 
     def concat_last(self, xs, out=None):
         shape = list(self.shapes[xs[0]])
         shape[-1] = sum(self.shapes[x][-1] for x in xs)
         y = self.new(shape, out)
-        self.g.op("concat", -1, len(xs), oracle.int64s(xs), y)
+        self.op("concat", (-1, len(xs), oracle.int64s(xs), y), xs, [y])
         return y
 
     def softmax(self, x, out=None):
         """Softmax along the last dim."""
         y = self.new(self.shapes[x], out)
-        self.g.op("softmax", -1, x, y)
+        self.op("softmax", (-1, x, y), [x], [y])
         return y
 
     def sdpa_fwd(self, q, k, v, causal, out=None):
         sq, sv = self.shapes[q], self.shapes[v]
         o = self.new(sq[:-1] + sv[-1:], out)
         attr = oracle.SdpaAttr(0.0, int(causal))
-        self.g.op("sdpa_fwd", ctypes.byref(attr), q, k, v, o)
+        self.op("sdpa_fwd", (ctypes.byref(attr), q, k, v, o), [q, k, v], [o])
         return o
 
     def sdpa_bwd(self, q, k, v, o, d_o, causal):
         grads = [self.new(self.shapes[t]) for t in (q, k, v)]
         attr = oracle.SdpaAttr(0.0, int(causal))
-        self.g.op("sdpa_bwd", ctypes.byref(attr), q, k, v, o, d_o, *grads)
+        self.op("sdpa_bwd", (ctypes.byref(attr), q, k, v, o, d_o, *grads),
+                [q, k, v, o, d_o], grads)
         return grads
 
     # -- build, run, save, load --
@@ -370,12 +393,53 @@ class Layer:
         size = ctypes.c_size_t()
         api.call("cdnn_graph_workspace_size", self.g.ptr, ctypes.byref(size))
         self.g.workspace_size = size.value
-        engine_id, engine_name = ctypes.c_uint64(), ctypes.c_char_p()
-        api.call("cdnn_graph_engine", self.g.ptr, ctypes.byref(engine_id),
-                 ctypes.byref(engine_name))
-        self.engine = engine_name.value.decode()
+        self.engine = engine_name(api, self.g.ptr)
         self.g.execute()
         return {name: self.g.result(uid) for name, uid in self.outputs.items()}
+
+    def run_per_op(self):
+        """The same nodes as one graph each, as a framework that does not
+        fuse would run them: every tensor in memory (the virtual ones too,
+        in arrays of their own), each graph built with the library's own
+        engine choice, so that the fast engines run what they take.
+        Returns the named outputs; self.engine counts the engines used."""
+        api = self.api
+        arrays = dict(self.g.arrays)
+        engines = {}
+        for name, args, ins, outs in self.ops:
+            g = oracle.Graph(api)
+            api.call("cdnn_graph_set_data_types", g.ptr, self.code,
+                     self.code, self.code)
+            bound = {}
+            for uid in dict.fromkeys(ins + outs):  # x * x reads x once
+                if uid in self.scalars:
+                    self.declare(g, uid)
+                    api.call("cdnn_graph_tensor_set_scalar", g.ptr, uid,
+                             self.scalars[uid])
+                    continue
+                if uid not in arrays:
+                    arrays[uid] = np.full(self.shapes[uid], np.nan,
+                                          self.dtype)
+                bound[uid] = arrays[uid]
+                self.declare(g, uid, arrays[uid])
+            g.op(name, *args)
+            api.call("cdnn_graph_build", g.ptr, api.handle, None)
+            size = ctypes.c_size_t()
+            api.call("cdnn_graph_workspace_size", g.ptr, ctypes.byref(size))
+            g.workspace_size = size.value
+            g.execute(bound)
+            engine = engine_name(api, g.ptr)
+            engines[engine] = engines.get(engine, 0) + 1
+        self.engine = ", ".join(f"{e} x{n}" for e, n in sorted(engines.items()))
+        return {name: arrays[uid] for name, uid in self.outputs.items()}
+
+    def declare(self, g, uid, array=None):
+        """Tensor uid in graph g, over array's memory (strides and all)."""
+        shape = self.shapes[uid]
+        strides = (oracle.int64s([s // array.itemsize for s in array.strides])
+                   if array is not None else None)
+        self.api.call("cdnn_graph_tensor", g.ptr, uid, None, self.code,
+                      len(shape), oracle.int64s(shape), strides)
 
     def execute_fresh(self, graph, handle):
         """Execute `graph` (this one, or a loaded copy) through `handle` on
@@ -447,14 +511,35 @@ def save_plan(api, graph):
     return buf.raw[:size.value]
 
 
-def run_layers(layers, fresh_handle):
-    """Run each layer group's graph; say which engine ran it."""
+def engine_name(api, graph):
+    engine_id, name = ctypes.c_uint64(), ctypes.c_char_p()
+    api.call("cdnn_graph_engine", graph, ctypes.byref(engine_id),
+             ctypes.byref(name))
+    return name.value.decode()
+
+
+class Runner:
+    """How layer groups run: as one graph each ("graph": then also saved,
+    reloaded on the fresh handle and rebuilt from JSON), or node by node
+    ("per-op")."""
+
+    def __init__(self, fresh_handle, per_op):
+        self.fresh_handle, self.per_op = fresh_handle, per_op
+        self.label = "per-op" if per_op else "graph"
+
+
+def run_layers(layers, runner):
+    """Run each layer group; say which engines ran it."""
     results = {}
     for layer in layers:
+        if runner.per_op:
+            results.update(layer.run_per_op())
+            print(f"{layer.name:60s} engines {layer.engine}")
+            continue
         results.update(layer.run())
         print(f"{layer.name:60s} engine {layer.engine}")
-        layer.replay_on_fresh_handle(fresh_handle)
-        layer.rebuild_from_json(fresh_handle)
+        layer.replay_on_fresh_handle(runner.fresh_handle)
+        layer.rebuild_from_json(runner.fresh_handle)
     return results
 
 
@@ -540,19 +625,19 @@ def bn_bwd(L, variant, p, dy, f, i):
     return L.norm_bwd_op("batchnorm_bwd", *args, names)
 
 
-def resnet_cdnn(api, fresh, p, dtype, variant):
+def resnet_cdnn(api, runner, p, dtype, variant):
     """The block as four graphs.  variant "ops": batch-norm by
     batchnorm_train / batchnorm_running_stats / batchnorm_bwd, a 2x2 max
     pool then a global average pool, both pooling ops, forward and
     backward.  "composed": batch-norm and its backward as reductions and
     pointwise nodes, the global average pool a reduction (no max pool)."""
-    tag = f"resnet({variant}) {np.dtype(dtype).name}"
+    tag = f"resnet({variant}) {np.dtype(dtype).name} {runner.label}"
     pools = "maxpool+avgpool" if variant == "ops" else "avgpool"
     # Forward 1: conv1 -> bn1 -> relu.
     L1 = Layer(api, f"{tag} fwd conv1+bn1+relu", dtype)
     c1 = L1.conv_fwd(L1.input(p["x"]), L1.input(p["w1"]), 1, out="c1")
     L1.pw("relu_fwd", bn_fwd(L1, variant, p, c1, 1), out="a1")
-    f = run_layers([L1], fresh)
+    f = run_layers([L1], runner)
 
     # Forward 2: conv2 -> bn2 -> + x -> relu -> pools.
     L2 = Layer(api, f"{tag} fwd conv2+bn2+add+relu+{pools}", dtype)
@@ -564,7 +649,7 @@ def resnet_cdnn(api, fresh, p, dtype, variant):
         L2.pool_fwd(mp, "avg", L2.shapes[mp][2], 1, out="pooled")
     else:
         L2.reduce("avg", y, (2, 3), out="pooled")
-    f.update(run_layers([L2], fresh))
+    f.update(run_layers([L2], runner))
 
     # Backward 2: pools -> relu -> (residual) -> bn2 -> conv2.
     L3 = Layer(api, f"{tag} bwd {pools}+relu+add+bn2+conv2", dtype)
@@ -584,7 +669,7 @@ def resnet_cdnn(api, fresh, p, dtype, variant):
     dc2 = bn_bwd(L3, variant, p, d_sum, f, 2)
     L3.conv_bwd_filter(L3.input(f["a1"]), dc2, p["w2"].shape, 1, out="dw2")
     L3.conv_bwd_data(dc2, L3.input(p["w2"]), p["x"].shape, 1, out="da1")
-    f.update(run_layers([L3], fresh))
+    f.update(run_layers([L3], runner))
 
     # Backward 1: relu -> bn1 -> conv1, + the residual's gradient.
     L4 = Layer(api, f"{tag} bwd relu+bn1+conv1+residual", dtype)
@@ -593,7 +678,7 @@ def resnet_cdnn(api, fresh, p, dtype, variant):
     L4.conv_bwd_filter(L4.input(p["x"]), dc1, p["w1"].shape, 1, out="dw1")
     dx_conv = L4.conv_bwd_data(dc1, L4.input(p["w1"]), p["x"].shape, 1)
     L4.pw("add", dx_conv, L4.input(f["d_residual"]), out="dx")
-    f.update(run_layers([L4], fresh))
+    f.update(run_layers([L4], runner))
     return f
 
 
@@ -629,12 +714,12 @@ def resnet_torch(p, variant):
     return out
 
 
-def check_resnet(api, fresh, dtype, variant):
+def check_resnet(api, runner, dtype, variant):
     p = resnet_params(dtype)
-    got = resnet_cdnn(api, fresh, p, dtype, variant)
+    got = resnet_cdnn(api, runner, p, dtype, variant)
     want = resnet_torch(p, variant)
     tol = TOLERANCE[dtype]
-    tag = f"resnet({variant}) {np.dtype(dtype).name} vs torch"
+    tag = f"resnet({variant}) {np.dtype(dtype).name} {runner.label} vs torch"
     names = ["a1", "y", "pooled", "dx", "dw1", "dg1", "db1", "dw2", "dg2",
              "db2"]
     if variant == "ops":
@@ -717,11 +802,12 @@ def ln_bwd(L, norm, dy, x, mean, rstd, gamma, names):
     return norm_bwd(L, dy, x, mean, rstd, gamma, (2,), (1,), names)
 
 
-def transformer_cdnn(api, fresh, p, dtype, attention, norm):
+def transformer_cdnn(api, runner, p, dtype, attention, norm):
     """The block as four graphs; attention "sdpa" (sdpa_fwd, sdpa_bwd) or
     "explicit" (matmul, softmax, matmul and their backward); layer-norm's
     backward by op ("op") or "composed"."""
-    tag = f"transformer({attention},ln_bwd {norm}) {np.dtype(dtype).name}"
+    tag = (f"transformer({attention},ln_bwd {norm}) {np.dtype(dtype).name}"
+           f" {runner.label}")
     # Forward 1: ln1 -> qkv -> heads -> attention -> proj -> + x.
     core = "sdpa" if attention == "sdpa" else "matmul+softmax+matmul"
     L1 = Layer(api, f"{tag} fwd ln1+qkv+{core}+proj+add", dtype)
@@ -739,7 +825,7 @@ def transformer_cdnn(api, fresh, p, dtype, attention, norm):
     attn = merge_heads(L1, o, out="attn")
     proj = L1.pw("add", L1.matmul(attn, L1.input(p["wo"])), L1.input(p["bo"]))
     L1.pw("add", proj, x, out="h1")
-    f1 = run_layers([L1], fresh)
+    f1 = run_layers([L1], runner)
 
     # Forward 2: ln2 -> matmul -> gelu -> matmul -> + h1.
     L2 = Layer(api, f"{tag} fwd ln2+mlp(gelu)+add", dtype)
@@ -751,7 +837,7 @@ def transformer_cdnn(api, fresh, p, dtype, attention, norm):
     m = L2.pw("gelu_fwd", u, out="m")
     mlp = L2.pw("add", L2.matmul(m, L2.input(p["w2"])), L2.input(p["b2"]))
     L2.pw("add", mlp, h1, out="y")
-    f2 = run_layers([L2], fresh)
+    f2 = run_layers([L2], runner)
 
     # Backward 2: MLP and ln2, + the residual's gradient.
     L3 = Layer(api, f"{tag} bwd mlp(gelu)+ln2+add", dtype)
@@ -767,7 +853,7 @@ def transformer_cdnn(api, fresh, p, dtype, attention, norm):
                   L3.input(f2["rstd2"]), L3.input(p["ln2_g"]),
                   ("dln2_g", "dln2_b"))
     L3.pw("add", dln2, dy, out="dh1")
-    b2 = run_layers([L3], fresh)
+    b2 = run_layers([L3], runner)
 
     # Backward 1: projection, attention (sdpa_bwd), qkv, ln1, + residual.
     core = "sdpa_bwd" if attention == "sdpa" else "matmuls+softmax bwd"
@@ -789,7 +875,7 @@ def transformer_cdnn(api, fresh, p, dtype, attention, norm):
                   L4.input(f1["rstd1"]), L4.input(p["ln1_g"]),
                   ("dln1_g", "dln1_b"))
     L4.pw("add", dln1, dh1, out="dx")
-    b1 = run_layers([L4], fresh)
+    b1 = run_layers([L4], runner)
     return {**f1, **f2, **b2, **b1}
 
 
@@ -820,13 +906,13 @@ def transformer_torch(p):
     return out
 
 
-def check_transformer(api, fresh, dtype, attention, norm):
+def check_transformer(api, runner, dtype, attention, norm):
     p = transformer_params(dtype)
-    got = transformer_cdnn(api, fresh, p, dtype, attention, norm)
+    got = transformer_cdnn(api, runner, p, dtype, attention, norm)
     want = transformer_torch(p)
     tol = TOLERANCE[dtype]
     tag = (f"transformer({attention},ln_bwd {norm}) {np.dtype(dtype).name}"
-           " vs torch")
+           f" {runner.label} vs torch")
     for name in ("attn", "h1", "u", "y", "dx", "dln1_g", "dln1_b", "dwqkv",
                  "dbqkv", "dwo", "dbo", "dln2_g", "dln2_b", "dw1", "db1",
                  "dw2", "db2"):
@@ -853,20 +939,24 @@ def main():
     fresh = P()
     api.call("cdnn_handle_create", ctypes.byref(fresh), b"cpu")
     try:
-        for dtype in (np.float64, np.float32):
+        runs = [(dtype, Runner(fresh, per_op))
+                for per_op in (False, True)
+                for dtype in (np.float64, np.float32)]
+        for dtype, runner in runs:
             for check, args, needs in VARIANTS:
                 missing = [n for n in needs
                            if "cdnn_graph_" + n not in present]
                 if missing:
                     print(f"NOT RUN: {check.__name__}{args} "
-                          f"{np.dtype(dtype).name}: this library has no "
+                          f"{np.dtype(dtype).name} {runner.label}: this "
+                          f"library has no "
                           f"{', '.join(missing)}")
                     continue
                 try:
-                    check(api, fresh, dtype, *args)
+                    check(api, runner, dtype, *args)
                 except oracle.CdnnError as e:
-                    fail(f"{check.__name__}{args} {np.dtype(dtype).name}",
-                         f"error: {e}")
+                    fail(f"{check.__name__}{args} {np.dtype(dtype).name} "
+                         f"{runner.label}", f"error: {e}")
     finally:
         api.lib.cdnn_handle_destroy(fresh)
     print(f"{len(FAILURES)} failure(s)" if FAILURES else "all passed")
