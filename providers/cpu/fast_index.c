@@ -15,7 +15,7 @@
  * the value order (integers as they are; floats by their bits, -0 as +0,
  * NaN above +inf), negated bitwise for "largest", and selects the first k
  * (key, position) pairs in ascending order: by insertion into a sorted
- * list for small k, else by quickselect and a sort of the k.  Equal keys
+ * list for small k, else by quickselect and a quicksort of the k.  Equal keys
  * are ordered by position, so the order is total and the result is the
  * reference's.  Values are copied from x by position, so they are x's
  * elements bit for bit.
@@ -455,12 +455,6 @@ static int pair_before(const key_pair_t *a, const key_pair_t *b)
     return a->key < b->key || (a->key == b->key && a->at < b->at);
 }
 
-static int compare_pairs(const void *pa, const void *pb)
-{
-    const key_pair_t *a = pa, *b = pb;
-    return pair_before(a, b) ? -1 : pair_before(b, a) ? 1 : 0;
-}
-
 static void swap_pairs(key_pair_t *a, key_pair_t *b)
 {
     key_pair_t t = *a;
@@ -496,6 +490,46 @@ static void select_first(key_pair_t *p, int64_t n, int64_t k)
     }
 }
 
+/* Sort p[0 .. n) in pair order: quicksort (median-of-three pivot,
+ * recursing into the smaller side, so the depth stays below log2 n) over
+ * insertion sort for short runs; pairs are distinct, so no run of equal
+ * keys can degrade it. */
+static void sort_pairs(key_pair_t *p, int64_t n)
+{
+    while (n > 16) {
+        int64_t mid = n / 2, hi = n - 1;
+        if (pair_before(&p[mid], &p[0]))
+            swap_pairs(&p[mid], &p[0]);
+        if (pair_before(&p[hi], &p[0]))
+            swap_pairs(&p[hi], &p[0]);
+        if (pair_before(&p[mid], &p[hi]))
+            swap_pairs(&p[mid], &p[hi]);
+        key_pair_t pivot = p[hi];
+        int64_t store = 0;
+        for (int64_t i = 0; i < hi; i++)
+            if (pair_before(&p[i], &pivot))
+                swap_pairs(&p[i], &p[store++]);
+        swap_pairs(&p[store], &p[hi]);
+        if (store < n - store - 1) {
+            sort_pairs(p, store);
+            p += store + 1;
+            n -= store + 1;
+        } else {
+            sort_pairs(p + store + 1, n - store - 1);
+            n = store;
+        }
+    }
+    for (int64_t i = 1; i < n; i++) {
+        key_pair_t e = p[i];
+        int64_t j = i;
+        while (j > 0 && pair_before(&e, &p[j - 1])) {
+            p[j] = p[j - 1];
+            j--;
+        }
+        p[j] = e;
+    }
+}
+
 /* The k first pairs of a row, sorted, into p[0 .. k). */
 static void topk_select(key_pair_t *p, int64_t n, int64_t k)
 {
@@ -516,7 +550,7 @@ static void topk_select(key_pair_t *p, int64_t n, int64_t k)
     }
     if (k < n)
         select_first(p, n, k);
-    qsort(p, (size_t)k, sizeof *p, compare_pairs);
+    sort_pairs(p, k);
 }
 
 static void topk_rows(void *arg, int64_t begin, int64_t end)
