@@ -776,6 +776,202 @@ static void test_topk_validation(void **state)
     expect_invalid(g, "output 'indices'", "use i64");
 }
 
+/* One pooling node over x [1, 2, n] (or x as given) with y inferred. */
+static cdnn_graph_t *pool_graph(const cdnn_pooling_attr_t *a, int32_t rank,
+                                const int64_t *x, cdnn_data_type_t type, int64_t indices)
+{
+    cdnn_graph_t *g = new_graph();
+    OK(cdnn_graph_tensor(g, 1, "x", type, rank, x, NULL));
+    OK(cdnn_graph_tensor(g, 2, "y", type, 0, NULL, NULL));
+    if (indices != NONE)
+        OK(cdnn_graph_tensor(g, indices, "idx", CDNN_DATA_TYPE_I64, 0, NULL, NULL));
+    OK(cdnn_graph_pooling_fwd(g, "pool", a, 1, 2, indices));
+    return g;
+}
+
+/* Pooling: PyTorch's output sizes (ceil mode's last window inside x or
+ * its left padding), the builder's refusals and validation's, each
+ * named. */
+static void test_pooling_validation(void **state)
+{
+    (void)state;
+    cdnn_pooling_attr_t a;
+    cdnn_pooling_attr_init(&a, CDNN_POOLING_MAX, 2);
+    a.window[0] = a.window[1] = 2;
+    a.stride[0] = a.stride[1] = 2;
+    static const int64_t x55[] = {1, 2, 5, 5}, y22[] = {1, 2, 2, 2},
+                         y33[] = {1, 2, 3, 3};
+    cdnn_graph_t *g = pool_graph(&a, 4, x55, CDNN_DATA_TYPE_F32, NONE);
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 2, 4, y22);
+    cdnn_graph_destroy(g);
+    a.ceil_mode = 1;
+    g = pool_graph(&a, 4, x55, CDNN_DATA_TYPE_F32, 3);
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 2, 4, y33);
+    expect_shape(g, 3, 4, y33);
+    cdnn_graph_destroy(g);
+    /* n 5, padding 1 each side: ceil would give 4, but the 4th window
+     * would start at 6 = n + pre, in the right padding: 3, as PyTorch. */
+    a.pre_padding[0] = a.pre_padding[1] = 1;
+    a.post_padding[0] = a.post_padding[1] = 1;
+    g = pool_graph(&a, 4, x55, CDNN_DATA_TYPE_F32, NONE);
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 2, 4, y33);
+    cdnn_graph_destroy(g);
+
+    /* builder */
+    cdnn_pooling_attr_t bad = a;
+    bad.window[1] = 0;
+    g = new_graph();
+    assert_int_equal(cdnn_graph_pooling_fwd(g, "pool", &bad, 1, 2, NONE),
+                     CDNN_STATUS_BAD_PARAM);
+    if (!strstr(cdnn_last_error(), "window[1] is 0"))
+        fail_msg("message \"%s\" lacks \"window[1] is 0\"", cdnn_last_error());
+    bad = a;
+    bad.mode = 5;
+    assert_int_equal(cdnn_graph_pooling_fwd(g, "pool", &bad, 1, 2, NONE),
+                     CDNN_STATUS_BAD_PARAM);
+    if (!strstr(cdnn_last_error(), "mode 5 is not a pooling mode"))
+        fail_msg("message \"%s\"", cdnn_last_error());
+    bad = a;
+    bad.spatial_dims = 4;
+    assert_int_equal(cdnn_graph_pooling_bwd(g, "pool", &bad, 1, 2, NONE, 3),
+                     CDNN_STATUS_BAD_PARAM);
+    if (!strstr(cdnn_last_error(), "spatial_dims is 4"))
+        fail_msg("message \"%s\"", cdnn_last_error());
+    cdnn_graph_destroy(g);
+
+    /* a window in the right padding only; a window larger than x */
+    bad = a;
+    bad.ceil_mode = 0;
+    bad.stride[0] = 1;
+    bad.post_padding[0] = 3;
+    g = pool_graph(&bad, 4, x55, CDNN_DATA_TYPE_F32, NONE);
+    expect_invalid(g, "node 'pool' (pooling_fwd): spatial dim 0: output 6's window",
+                   "padding only");
+    bad = a;
+    bad.window[1] = 9;
+    g = pool_graph(&bad, 4, x55, CDNN_DATA_TYPE_F32, NONE);
+    expect_invalid(g, "spatial dim 1: the dilated window (9)", "padded input (7)");
+    /* dilation steps over x from the left padding */
+    bad = a;
+    bad.window[0] = 2;
+    bad.stride[0] = 1;
+    bad.pre_padding[0] = 3;
+    bad.dilation[0] = 9;
+    bad.post_padding[0] = 6; /* taps -3 and 6 of x's 0 .. 2 */
+    static const int64_t x3[] = {1, 2, 3, 5};
+    g = pool_graph(&bad, 4, x3, CDNN_DATA_TYPE_F32, NONE);
+    expect_invalid(g, "output 0's window", "padding only");
+
+    /* average: floats, dilation 1, no indices */
+    cdnn_pooling_attr_t avg = a;
+    avg.mode = CDNN_POOLING_AVG;
+    g = pool_graph(&avg, 4, x55, CDNN_DATA_TYPE_I32, NONE);
+    expect_invalid(g, "input 'x'", "floating-point type for average");
+    avg.dilation[0] = 2;
+    g = pool_graph(&avg, 4, x55, CDNN_DATA_TYPE_F32, NONE);
+    expect_invalid(g, "dilation[0] is 2", "average pooling takes dilation 1");
+    avg.dilation[0] = 1;
+    g = pool_graph(&avg, 4, x55, CDNN_DATA_TYPE_F32, 3);
+    expect_invalid(g, "output 'indices'", "only max pooling has indices");
+    /* max: integers fine, indices of an index type, x of the right rank */
+    g = pool_graph(&a, 4, x55, CDNN_DATA_TYPE_I8, 3);
+    OK(cdnn_graph_validate(g));
+    cdnn_graph_destroy(g);
+    g = new_graph();
+    tensor(g, 1, "x", 4, x55);
+    tensor(g, 2, "y", 0, NULL);
+    tensor(g, 3, "idx", 0, NULL);
+    OK(cdnn_graph_pooling_fwd(g, "pool", &a, 1, 2, 3));
+    expect_invalid(g, "output 'indices'", "index type");
+    g = pool_graph(&a, 3, x55, CDNN_DATA_TYPE_F32, NONE);
+    expect_invalid(g, "input 'x'", "rank 4");
+    g = new_graph();
+    tensor(g, 1, "x", 4, x55);
+    OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_F16, 0, NULL, NULL));
+    OK(cdnn_graph_pooling_fwd(g, "pool", &a, 1, 2, NONE));
+    expect_invalid(g, "output 'y'", "type other than x's");
+    g = new_graph(); /* declared y of the floor-mode size, ceil mode asked */
+    tensor(g, 1, "x", 4, x55);
+    tensor(g, 2, "y", 4, y22);
+    OK(cdnn_graph_pooling_fwd(g, "pool", &a, 1, 2, NONE));
+    expect_invalid(g, "output 'y'", "[1, 2, 3, 3]");
+
+    /* backward: dy of the forward's y shape, dx inferred as x */
+    g = new_graph();
+    tensor(g, 1, "dy", 4, y33);
+    tensor(g, 2, "x", 4, x55);
+    tensor(g, 3, "dx", 0, NULL);
+    OK(cdnn_graph_pooling_bwd(g, "pool_bwd", &a, 1, 2, NONE, 3));
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 3, 4, x55);
+    cdnn_graph_destroy(g);
+    g = new_graph();
+    tensor(g, 1, "dy", 4, y22);
+    tensor(g, 2, "x", 4, x55);
+    tensor(g, 3, "dx", 0, NULL);
+    OK(cdnn_graph_pooling_bwd(g, "pool_bwd", &a, 1, 2, NONE, 3));
+    expect_invalid(g, "node 'pool_bwd' (pooling_bwd): input 'dy'",
+                   "forward's output shape, [1, 2, 3, 3]");
+    g = new_graph();
+    tensor(g, 1, "dy", 4, y33);
+    tensor(g, 2, "x", 4, x55);
+    OK(cdnn_graph_tensor(g, 4, "idx", CDNN_DATA_TYPE_I32, 4, y22, NULL));
+    tensor(g, 3, "dx", 0, NULL);
+    OK(cdnn_graph_pooling_bwd(g, "pool_bwd", &a, 1, 2, 4, 3));
+    expect_invalid(g, "input 'indices'", "forward's output shape");
+}
+
+/* Resize: y declared, x's rank and type; linear on floats only; the
+ * builder names unknown modes. */
+static void test_resize_validation(void **state)
+{
+    (void)state;
+    static const int64_t x[] = {1, 3, 4, 4}, y[] = {1, 3, 8, 6}, y3[] = {3, 8, 6};
+    cdnn_resize_attr_t a = {CDNN_RESIZE_LINEAR, CDNN_RESIZE_HALF_PIXEL, 0};
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 4, x);
+    tensor(g, 2, "y", 4, y);
+    OK(cdnn_graph_resize(g, "rs", &a, 1, 2));
+    OK(cdnn_graph_validate(g));
+    cdnn_graph_destroy(g);
+    g = new_graph();
+    tensor(g, 1, "x", 4, x);
+    tensor(g, 2, "y", 0, NULL);
+    OK(cdnn_graph_resize(g, "rs", &a, 1, 2));
+    expect_invalid(g, "node 'rs' (resize): output 'y'", "must be declared");
+    g = new_graph();
+    tensor(g, 1, "x", 4, x);
+    tensor(g, 2, "y", 3, y3);
+    OK(cdnn_graph_resize(g, "rs", &a, 1, 2));
+    expect_invalid(g, "output 'y'", "x's rank");
+    g = new_graph();
+    OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_U8, 4, x, NULL));
+    OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_U8, 4, y, NULL));
+    OK(cdnn_graph_resize(g, "rs", &a, 1, 2));
+    expect_invalid(g, "input 'x'", "floating-point type for linear");
+    a.mode = CDNN_RESIZE_NEAREST; /* nearest moves u8 as it is */
+    g = new_graph();
+    OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_U8, 4, x, NULL));
+    OK(cdnn_graph_tensor(g, 2, "y", CDNN_DATA_TYPE_U8, 4, y, NULL));
+    OK(cdnn_graph_resize(g, "rs", &a, 1, 2));
+    OK(cdnn_graph_validate(g));
+    cdnn_graph_destroy(g);
+    g = new_graph();
+    a.coordinate = 3;
+    assert_int_equal(cdnn_graph_resize(g, "rs", &a, 1, 2), CDNN_STATUS_BAD_PARAM);
+    if (!strstr(cdnn_last_error(), "coordinate 3 is not a coordinate mode"))
+        fail_msg("message \"%s\"", cdnn_last_error());
+    a.coordinate = 0;
+    a.nearest = 4;
+    assert_int_equal(cdnn_graph_resize(g, "rs", &a, 1, 2), CDNN_STATUS_BAD_PARAM);
+    if (!strstr(cdnn_last_error(), "nearest 4 is not a rounding mode"))
+        fail_msg("message \"%s\"", cdnn_last_error());
+    cdnn_graph_destroy(g);
+}
+
 static void expect_shape(cdnn_graph_t *g, int64_t uid, int32_t rank, const int64_t *dims)
 {
     int32_t got_rank = 0;
@@ -918,6 +1114,8 @@ int main(void)
         cmocka_unit_test(test_sdpa_bwd_validation),
         cmocka_unit_test(test_gather_validation),
         cmocka_unit_test(test_topk_validation),
+        cmocka_unit_test(test_pooling_validation),
+        cmocka_unit_test(test_resize_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -504,6 +504,92 @@ typedef struct cdnn_topk_attr {
     int64_t k;       /* 1 .. x's dim at the axis */
 } cdnn_topk_attr_t;
 
+/** Pooling modes (cdnn_pooling_attr_t.mode). */
+typedef enum cdnn_pooling_mode {
+    CDNN_POOLING_MAX = 0, /* the window's largest element */
+    CDNN_POOLING_AVG,     /* the window's mean */
+    CDNN_POOLING_MODE_COUNT
+} cdnn_pooling_mode_t;
+
+/**
+ * Max or average pooling over the spatial dims of x [N, C, D?, H?, W]
+ * (1, 2 or 3 spatial dims; strides choose NCHW, NHWC or any layout).
+ * Output position o of a spatial dim of size n reads the taps
+ * o * stride - pre_padding + j * dilation, j = 0 .. window - 1; a tap
+ * outside 0 .. n - 1 is padding, which no window takes its maximum of
+ * and an average counts only with count_include_pad (and then only the
+ * taps before n + post_padding, as PyTorch: ceil mode's extra reach is
+ * never counted).  The output size is PyTorch's:
+ *   floor_or_ceil((n + pre + post - dilation * (window - 1) - 1) / stride) + 1,
+ * rounded up in ceil mode, and then one less where ceil mode's last
+ * window would start at or past n + pre (in the right padding).
+ */
+typedef struct cdnn_pooling_attr {
+    int32_t mode;              /* cdnn_pooling_mode_t */
+    int32_t spatial_dims;      /* 1, 2 or 3 */
+    int32_t window[3];         /* per spatial dim, 1 .. 2^20 */
+    int32_t stride[3];         /* per spatial dim, 1 .. 2^20 */
+    int32_t dilation[3];       /* per spatial dim, 1 .. 2^20; 1 for average */
+    int32_t ceil_mode;         /* nonzero: output sizes rounded up */
+    int32_t count_include_pad; /* average only: nonzero divides by every tap
+                                * inside the padded input (PyTorch's
+                                * count_include_pad=True, ONNX AveragePool's
+                                * count_include_pad=1); 0 by the taps inside
+                                * x only */
+    int64_t pre_padding[3];    /* per spatial dim, 0 .. 2^20 */
+    int64_t post_padding[3];   /* per spatial dim, 0 .. 2^20 */
+} cdnn_pooling_attr_t;
+
+/** Fill a: `mode` over `spatial_dims` dims, window 1, stride 1, dilation
+ * 1, no padding, floor mode, count_include_pad 0. */
+CDNN_API void cdnn_pooling_attr_init(cdnn_pooling_attr_t *a, cdnn_pooling_mode_t mode,
+                                     int32_t spatial_dims);
+
+/** Resize interpolation (cdnn_resize_attr_t.mode). */
+typedef enum cdnn_resize_mode {
+    CDNN_RESIZE_NEAREST = 0, /* the nearest element, rounded by `nearest` */
+    CDNN_RESIZE_LINEAR,      /* linear in each resized dim (bilinear in 2,
+                              * trilinear in 3) */
+    CDNN_RESIZE_MODE_COUNT
+} cdnn_resize_mode_t;
+
+/** Where y's element j of a dim (x's size n, y's m) samples x (ONNX
+ * Resize's coordinate_transformation_mode). */
+typedef enum cdnn_resize_coordinate {
+    CDNN_RESIZE_HALF_PIXEL = 0, /* (j + 0.5) * n / m - 0.5 (PyTorch's
+                                 * align_corners=False) */
+    CDNN_RESIZE_ALIGN_CORNERS,  /* j * (n - 1) / (m - 1), 0 where m is 1
+                                 * (PyTorch's align_corners=True) */
+    CDNN_RESIZE_ASYMMETRIC,     /* j * n / m (PyTorch's mode='nearest') */
+    CDNN_RESIZE_COORDINATE_COUNT
+} cdnn_resize_coordinate_t;
+
+/** How nearest rounds a coordinate (ONNX Resize's nearest_mode). */
+typedef enum cdnn_resize_nearest {
+    CDNN_RESIZE_ROUND_PREFER_FLOOR = 0, /* to nearest, halves down (ONNX's default) */
+    CDNN_RESIZE_ROUND_PREFER_CEIL,      /* to nearest, halves up */
+    CDNN_RESIZE_FLOOR,
+    CDNN_RESIZE_CEIL,
+    CDNN_RESIZE_NEAREST_COUNT
+} cdnn_resize_nearest_t;
+
+/**
+ * Resize (ONNX Resize with sizes; torch.nn.functional.interpolate with
+ * size): the scale of each dim is y's size over x's, y being declared.
+ * PyTorch's mode='nearest' is NEAREST with ASYMMETRIC and FLOOR;
+ * 'nearest-exact' is NEAREST with HALF_PIXEL and ROUND_PREFER_CEIL;
+ * 'linear', 'bilinear' and 'trilinear' are LINEAR with HALF_PIXEL
+ * (align_corners=False) or ALIGN_CORNERS.  ONNX's default nearest is
+ * HALF_PIXEL with ROUND_PREFER_FLOOR.  Coordinates are clamped into
+ * 0 .. n - 1 (PyTorch's clamp of negative linear coordinates to 0 gives
+ * the same values).
+ */
+typedef struct cdnn_resize_attr {
+    int32_t mode;       /* cdnn_resize_mode_t */
+    int32_t coordinate; /* cdnn_resize_coordinate_t */
+    int32_t nearest;    /* cdnn_resize_nearest_t; nearest mode only */
+} cdnn_resize_attr_t;
+
 /* ------------------------------------------------------------------------
  * Graphs
  * ------------------------------------------------------------------------ */
@@ -812,6 +898,60 @@ CDNN_API cdnn_status_t cdnn_graph_gather_elements(cdnn_graph_t *graph,
 CDNN_API cdnn_status_t cdnn_graph_topk(cdnn_graph_t *graph, const char *name,
                                        const cdnn_topk_attr_t *attr, int64_t x,
                                        int64_t values, int64_t indices);
+
+/**
+ * Pooling forward (cuDNN's pooling, PyTorch's max_pool1d/2d/3d and
+ * avg_pool1d/2d/3d, ONNX MaxPool and AveragePool) as cdnn_pooling_attr_t
+ * describes.  x [N, C, spatial...] (rank spatial_dims + 2); y has x's N
+ * and C and the output sizes above; y may be declared (its dims are
+ * checked against those sizes) or left to be inferred.  Max pooling takes
+ * any type (integers compared exactly) and returns x's elements: the
+ * first maximum of the window in its row-major tap order, or its last NaN
+ * if it holds one (PyTorch's CPU rule); average pooling takes a float
+ * type and sums in at least float (cpu:reference: double).  indices
+ * (optional, CDNN_UID_NONE to omit; max only; i32 or i64) receives each
+ * maximum's flat position in x's spatial plane, d * H * W + h * W + w
+ * (PyTorch's return_indices).  The builder refuses an out-of-range or
+ * unknown attribute (BAD_PARAM, naming it); validation refuses a window
+ * that reads padding only, an average with dilation above 1 or an
+ * integer type, and indices on average pooling (INVALID_GRAPH).  Saves
+ * as graph format 1.3.
+ */
+CDNN_API cdnn_status_t cdnn_graph_pooling_fwd(cdnn_graph_t *graph, const char *name,
+                                              const cdnn_pooling_attr_t *attr,
+                                              int64_t x, int64_t y, int64_t indices);
+
+/**
+ * Pooling backward: dx, the gradient of the forward pooling of x with
+ * respect to x, from dy (the forward's y's gradient).  attr is the
+ * forward's.  x (required) gives dx's shape (dx, inferred, has x's dims;
+ * average pooling reads only the shape).  Max pooling routes each dy
+ * element to its window's maximum as the forward chose it (first maximum,
+ * last NaN), recomputed from x, or read from indices (optional,
+ * CDNN_UID_NONE to omit: the forward's indices output, i32 or i64; a
+ * position outside x's spatial plane fails the execute with
+ * EXECUTION_FAILED); overlapping windows add.  Average pooling spreads
+ * each dy element evenly over its window's counted taps (the forward's
+ * divisor).  dy, x and dx share one float type.  Saves as graph format
+ * 1.3.
+ */
+CDNN_API cdnn_status_t cdnn_graph_pooling_bwd(cdnn_graph_t *graph, const char *name,
+                                              const cdnn_pooling_attr_t *attr,
+                                              int64_t dy, int64_t x, int64_t indices,
+                                              int64_t dx);
+
+/**
+ * Resize x into y as cdnn_resize_attr_t describes: y must be declared,
+ * with x's rank (1 to CDNN_MAX_RANK) and dims of 1 or more; each dim whose
+ * size differs is resampled (a dim of equal size is copied, whatever the
+ * coordinate mode).  Linear interpolates in double (cpu:reference) over
+ * the 2^r neighbours of the r resized dims.  Nearest takes any type,
+ * linear a float type; x and y have one type.  Saves as graph format
+ * 1.3.
+ */
+CDNN_API cdnn_status_t cdnn_graph_resize(cdnn_graph_t *graph, const char *name,
+                                         const cdnn_resize_attr_t *attr, int64_t x,
+                                         int64_t y);
 
 /**
  * Check the graph and infer omitted output shapes.  On failure the status

@@ -83,6 +83,9 @@ typedef enum cdnn_op {
     CDNN_OP_GATHER,
     CDNN_OP_GATHER_ELEMENTS,
     CDNN_OP_TOPK,
+    CDNN_OP_POOLING_FWD,
+    CDNN_OP_POOLING_BWD,
+    CDNN_OP_RESIZE,
     CDNN_OP_COUNT
 } cdnn_op_t;
 
@@ -135,6 +138,8 @@ typedef union cdnn_node_attr {
     cdnn_pad_attr_t pad;             /* PAD */
     cdnn_topk_attr_t topk;           /* TOPK: axis 0 .. rank - 1 in a
                                       * validated view, as above */
+    cdnn_pooling_attr_t pooling;     /* POOLING_FWD, POOLING_BWD */
+    cdnn_resize_attr_t resize;       /* RESIZE */
 } cdnn_node_attr_t;
 
 typedef struct cdnn_node_view {

@@ -178,6 +178,9 @@ static cdnn_status_t run_node(const cdnn_node_view_t *node,
     case CDNN_OP_GATHER: return ref_gather(node, &t);
     case CDNN_OP_GATHER_ELEMENTS: return ref_gather_elements(node, &t);
     case CDNN_OP_TOPK: return ref_topk(node, &t);
+    case CDNN_OP_POOLING_FWD: ref_pooling_fwd(node, &t); break;
+    case CDNN_OP_POOLING_BWD: return ref_pooling_bwd(node, &t);
+    case CDNN_OP_RESIZE: ref_resize(node, &t); break;
     case CDNN_OP_SOFTMAX: ref_softmax(node, &t); break;
     case CDNN_OP_LOG_SOFTMAX: ref_log_softmax(node, &t); break;
     case CDNN_OP_RESHAPE: ref_reshape(node, &t); break;

@@ -87,6 +87,9 @@ cdnn_status_t ref_gather(const cdnn_node_view_t *node, const ref_node_tensors_t 
 cdnn_status_t ref_gather_elements(const cdnn_node_view_t *node,
                                   const ref_node_tensors_t *t);
 cdnn_status_t ref_topk(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
+void ref_pooling_fwd(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
+cdnn_status_t ref_pooling_bwd(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
+void ref_resize(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_softmax(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_log_softmax(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_reshape(const cdnn_node_view_t *node, const ref_node_tensors_t *t);

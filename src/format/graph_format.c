@@ -77,10 +77,23 @@ static const fb_field_desc_t topk_fields[GF_TOPK_FIELDS] = {
     SCALAR(4, "axis"), SCALAR(8, "k"), SCALAR(1, "largest")};
 static const fb_table_desc_t topk_desc = {"TopkAttr", GF_TOPK_FIELDS, topk_fields};
 
+static const fb_field_desc_t pool_fields[GF_POOL_FIELDS] = {
+    SCALAR(1, "mode"),          SCALAR(4, "spatial_dims"), VEC_I64("window"),
+    VEC_I64("stride"),          VEC_I64("pre_padding"),    VEC_I64("post_padding"),
+    VEC_I64("dilation"),        SCALAR(1, "ceil_mode"),    SCALAR(1, "count_include_pad")};
+static const fb_table_desc_t pool_desc = {"PoolingAttr", GF_POOL_FIELDS, pool_fields};
+
+static const fb_field_desc_t resize_fields[GF_RESIZE_FIELDS] = {
+    SCALAR(1, "mode"), SCALAR(1, "coordinate"), SCALAR(1, "nearest")};
+static const fb_table_desc_t resize_desc = {"ResizeAttr", GF_RESIZE_FIELDS,
+                                            resize_fields};
+
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const fb_table_desc_t *const attr_descs[OP_ATTR_KIND_COUNT - 1] = {
     &conv_desc, &pointwise_desc, &reduction_desc, &norm_desc, &sdpa_desc,
-    &axis_desc, &transpose_desc, &slice_desc, &pad_desc, &topk_desc};
+    &axis_desc, &transpose_desc, &slice_desc, &pad_desc, &topk_desc,
+    &pool_desc, &resize_desc};
 
 static const fb_field_desc_t tensor_fields[GF_TENSOR_FIELDS] = {
     SCALAR(8, "uid"),        STRING("name"),         SCALAR(1, "data_type"),
@@ -209,6 +222,34 @@ static fb_ref_t encode_conv(fb_builder_t *b, const cdnn_conv_attr_t *a)
     return fb_table_end(b);
 }
 
+/* Vectors only where some dim is not the default; int32 entries widened. */
+static fb_ref_t encode_pooling(fb_builder_t *b, const cdnn_pooling_attr_t *a)
+{
+    int n = a->spatial_dims < 0 ? 0 : a->spatial_dims > 3 ? 3 : a->spatial_dims;
+    int64_t window[3], stride[3], dilation[3];
+    for (int i = 0; i < n; i++) {
+        window[i] = a->window[i];
+        stride[i] = a->stride[i];
+        dilation[i] = a->dilation[i];
+    }
+    fb_ref_t w = encode_spatial(b, window, n, 1);
+    fb_ref_t st = encode_spatial(b, stride, n, 1);
+    fb_ref_t pre = encode_spatial(b, a->pre_padding, n, 0);
+    fb_ref_t post = encode_spatial(b, a->post_padding, n, 0);
+    fb_ref_t dil = encode_spatial(b, dilation, n, 1);
+    fb_table_start(b, GF_POOL_FIELDS);
+    fb_add_i32(b, GF_POOL_SPATIAL_DIMS, a->spatial_dims, 0);
+    fb_add_ref(b, GF_POOL_WINDOW, w);
+    fb_add_ref(b, GF_POOL_STRIDE, st);
+    fb_add_ref(b, GF_POOL_PRE_PADDING, pre);
+    fb_add_ref(b, GF_POOL_POST_PADDING, post);
+    fb_add_ref(b, GF_POOL_DILATION, dil);
+    fb_add_i8(b, GF_POOL_MODE, (int8_t)a->mode, 0);
+    fb_add_bool(b, GF_POOL_CEIL_MODE, a->ceil_mode != 0, 0);
+    fb_add_bool(b, GF_POOL_COUNT_INCLUDE_PAD, a->count_include_pad != 0, 0);
+    return fb_table_end(b);
+}
+
 static fb_ref_t encode_pointwise(fb_builder_t *b, const cdnn_pointwise_attr_t *a)
 {
     fb_table_start(b, GF_PW_FIELDS);
@@ -294,6 +335,13 @@ static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
         fb_add_i64(b, GF_TOPK_K, a->topk.k, 1);
         fb_add_i32(b, GF_TOPK_AXIS, a->topk.axis, -1);
         fb_add_bool(b, GF_TOPK_LARGEST, a->topk.largest != 0, 1);
+        return fb_table_end(b);
+    case OP_ATTR_POOLING: return encode_pooling(b, &a->pooling);
+    case OP_ATTR_RESIZE:
+        fb_table_start(b, GF_RESIZE_FIELDS);
+        fb_add_i8(b, GF_RESIZE_MODE, (int8_t)a->resize.mode, 0);
+        fb_add_i8(b, GF_RESIZE_COORDINATE, (int8_t)a->resize.coordinate, 0);
+        fb_add_i8(b, GF_RESIZE_NEAREST, (int8_t)a->resize.nearest, 0);
         return fb_table_end(b);
     default: return 0;
     }
@@ -694,6 +742,62 @@ static cdnn_status_t decode_conv(const decoder_t *d, const fb_table_t *a,
     return st;
 }
 
+/* Pooling: each vector spatial_dims long or absent (its default); the
+ * builder checks the values, decode_spatial their magnitude (below 2^20,
+ * so the int32 fields hold them). */
+static cdnn_status_t decode_pooling(const decoder_t *d, const fb_table_t *a,
+                                    const char *where, cdnn_pooling_attr_t *p)
+{
+    int mode = fb_get_i8(a, GF_POOL_MODE, 0);
+    if (mode < 0 || mode >= CDNN_POOLING_MODE_COUNT)
+        return bad_enum(d, where, "pooling mode", mode, CDNN_POOLING_MODE_COUNT);
+    int32_t sd = fb_get_i32(a, GF_POOL_SPATIAL_DIMS, 0);
+    if (sd < 1 || sd > 3)
+        return cdnn_fail(CDNN_STATUS_CORRUPT_DATA,
+                         "%s, %s: spatial_dims is %d; pooling has 1, 2 or 3 "
+                         "spatial dims", d->source, where, (int)sd);
+    cdnn_pooling_attr_init(p, (cdnn_pooling_mode_t)mode, sd);
+    p->ceil_mode = fb_get_bool(a, GF_POOL_CEIL_MODE, 0) ? 1 : 0;
+    p->count_include_pad = fb_get_bool(a, GF_POOL_COUNT_INCLUDE_PAD, 0) ? 1 : 0;
+    int64_t window[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+    cdnn_status_t st = decode_spatial(d, a, GF_POOL_WINDOW, "window", where, sd, window);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_spatial(d, a, GF_POOL_STRIDE, "stride", where, sd, stride);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_spatial(d, a, GF_POOL_DILATION, "dilation", where, sd, dilation);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_spatial(d, a, GF_POOL_PRE_PADDING, "pre_padding", where, sd,
+                            p->pre_padding);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = decode_spatial(d, a, GF_POOL_POST_PADDING, "post_padding", where, sd,
+                            p->post_padding);
+    for (int i = 0; i < sd; i++) {
+        p->window[i] = (int32_t)window[i];
+        p->stride[i] = (int32_t)stride[i];
+        p->dilation[i] = (int32_t)dilation[i];
+    }
+    return st;
+}
+
+static cdnn_status_t decode_resize(const decoder_t *d, const fb_table_t *a,
+                                   const char *where, cdnn_resize_attr_t *r)
+{
+    int mode = fb_get_i8(a, GF_RESIZE_MODE, 0);
+    int coord = fb_get_i8(a, GF_RESIZE_COORDINATE, 0);
+    int nearest = fb_get_i8(a, GF_RESIZE_NEAREST, 0);
+    if (mode < 0 || mode >= CDNN_RESIZE_MODE_COUNT)
+        return bad_enum(d, where, "resize mode", mode, CDNN_RESIZE_MODE_COUNT);
+    if (coord < 0 || coord >= CDNN_RESIZE_COORDINATE_COUNT)
+        return bad_enum(d, where, "resize coordinate", coord,
+                        CDNN_RESIZE_COORDINATE_COUNT);
+    if (nearest < 0 || nearest >= CDNN_RESIZE_NEAREST_COUNT)
+        return bad_enum(d, where, "resize nearest", nearest, CDNN_RESIZE_NEAREST_COUNT);
+    r->mode = mode;
+    r->coordinate = coord;
+    r->nearest = nearest;
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t decode_pointwise(const decoder_t *d, const fb_table_t *a,
                                       const char *where,
                                       cdnn_pointwise_attr_t *p)
@@ -788,6 +892,8 @@ static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
         attr->topk.k = fb_get_i64(a, GF_TOPK_K, 1);
         attr->topk.largest = fb_get_bool(a, GF_TOPK_LARGEST, 1) ? 1 : 0;
         return CDNN_STATUS_SUCCESS;
+    case OP_ATTR_POOLING: return decode_pooling(d, a, where, &attr->pooling);
+    case OP_ATTR_RESIZE: return decode_resize(d, a, where, &attr->resize);
     default: return CDNN_STATUS_SUCCESS;
     }
 }

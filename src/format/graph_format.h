@@ -69,6 +69,11 @@ enum { GF_TRANSPOSE_PERM, GF_TRANSPOSE_FIELDS }; /* format 1.2 */
 enum { GF_SLICE_START, GF_SLICE_STEP, GF_SLICE_FIELDS }; /* format 1.2 */
 enum { GF_PAD_PRE, GF_PAD_VALUE, GF_PAD_FIELDS };         /* format 1.2 */
 enum { GF_TOPK_AXIS, GF_TOPK_K, GF_TOPK_LARGEST, GF_TOPK_FIELDS }; /* format 1.3 */
+enum { GF_POOL_MODE, GF_POOL_SPATIAL_DIMS, GF_POOL_WINDOW, GF_POOL_STRIDE,
+       GF_POOL_PRE_PADDING, GF_POOL_POST_PADDING, GF_POOL_DILATION,
+       GF_POOL_CEIL_MODE, GF_POOL_COUNT_INCLUDE_PAD, GF_POOL_FIELDS }; /* format 1.3 */
+enum { GF_RESIZE_MODE, GF_RESIZE_COORDINATE, GF_RESIZE_NEAREST,
+       GF_RESIZE_FIELDS }; /* format 1.3 */
 
 /* NodeAttr union members (0: none) are the op table's attribute kinds,
  * op_attr_kind_t (graph/ops.h), which are numbered as the union is. */

@@ -99,6 +99,40 @@ static const char *reduce_name_of(int value)
 }
 static const jenum_t reduce_enum = {"ReductionMode", 8, reduce_name_of};
 
+static const char *pool_mode_name_of(int value)
+{
+    static const char *const names[] = {"Max", "Avg"};
+    return names[value];
+}
+static const jenum_t pool_mode_enum = {"PoolingMode", CDNN_POOLING_MODE_COUNT,
+                                       pool_mode_name_of};
+
+static const char *resize_mode_name_of(int value)
+{
+    static const char *const names[] = {"Nearest", "Linear"};
+    return names[value];
+}
+static const jenum_t resize_mode_enum = {"ResizeMode", CDNN_RESIZE_MODE_COUNT,
+                                         resize_mode_name_of};
+
+static const char *resize_coord_name_of(int value)
+{
+    static const char *const names[] = {"HalfPixel", "AlignCorners", "Asymmetric"};
+    return names[value];
+}
+static const jenum_t resize_coord_enum = {"ResizeCoordinate",
+                                          CDNN_RESIZE_COORDINATE_COUNT,
+                                          resize_coord_name_of};
+
+static const char *resize_nearest_name_of(int value)
+{
+    static const char *const names[] = {"RoundPreferFloor", "RoundPreferCeil", "Floor",
+                                        "Ceil"};
+    return names[value];
+}
+static const jenum_t resize_nearest_enum = {"ResizeNearest", CDNN_RESIZE_NEAREST_COUNT,
+                                            resize_nearest_name_of};
+
 static const jenum_t attr_enum = {"NodeAttr", OP_ATTR_KIND_COUNT, op_attr_schema_name};
 
 #define F(name, kind) {name, kind, NULL, NULL, NULL, 0}
@@ -151,10 +185,23 @@ static const jfield_t topk_fields[GF_TOPK_FIELDS] = {
     FD("axis", J_I32, -1), FD("k", J_I64, 1), FD("largest", J_BOOL, 1)};
 static const jtable_t topk_table = {"TopkAttr", GF_TOPK_FIELDS, topk_fields};
 
+static const jfield_t pool_fields[GF_POOL_FIELDS] = {
+    FE("mode", &pool_mode_enum, 0), F("spatial_dims", J_I32), F("window", J_VEC_I64),
+    F("stride", J_VEC_I64),         F("pre_padding", J_VEC_I64),
+    F("post_padding", J_VEC_I64),   F("dilation", J_VEC_I64),
+    F("ceil_mode", J_BOOL),         F("count_include_pad", J_BOOL)};
+static const jtable_t pool_table = {"PoolingAttr", GF_POOL_FIELDS, pool_fields};
+
+static const jfield_t resize_fields[GF_RESIZE_FIELDS] = {
+    FE("mode", &resize_mode_enum, 0), FE("coordinate", &resize_coord_enum, 0),
+    FE("nearest", &resize_nearest_enum, 0)};
+static const jtable_t resize_table = {"ResizeAttr", GF_RESIZE_FIELDS, resize_fields};
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const jtable_t *const attr_tables[OP_ATTR_KIND_COUNT - 1] = {
     &conv_table, &pw_table, &reduce_table, &norm_table, &sdpa_table,
-    &axis_table, &transpose_table, &slice_table, &pad_table, &topk_table};
+    &axis_table, &transpose_table, &slice_table, &pad_table, &topk_table,
+    &pool_table, &resize_table};
 
 static const jfield_t tensor_fields[GF_TENSOR_FIELDS] = {
     F("uid", J_I64),          F("name", J_STRING),

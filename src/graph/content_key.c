@@ -111,6 +111,26 @@ static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
         put_i64(w, a->topk.k);
         put_i64(w, a->topk.largest != 0);
         break;
+    case OP_ATTR_POOLING: {
+        const cdnn_pooling_attr_t *p = &a->pooling;
+        put_i64(w, p->mode);
+        put_i64(w, p->spatial_dims);
+        for (int32_t i = 0; i < p->spatial_dims && i < 3; i++) {
+            put_i64(w, p->window[i]);
+            put_i64(w, p->stride[i]);
+            put_i64(w, p->dilation[i]);
+            put_i64(w, p->pre_padding[i]);
+            put_i64(w, p->post_padding[i]);
+        }
+        put_i64(w, p->ceil_mode != 0);
+        put_i64(w, p->count_include_pad != 0);
+        break;
+    }
+    case OP_ATTR_RESIZE:
+        put_i64(w, a->resize.mode);
+        put_i64(w, a->resize.coordinate);
+        put_i64(w, a->resize.nearest);
+        break;
     case OP_ATTR_PAD:
         put_i64(w, a->pad.rank);
         for (int32_t i = 0; i < a->pad.rank && i < CDNN_MAX_RANK; i++)

@@ -474,6 +474,56 @@ static cdnn_status_t check_pad_attr(const cdnn_graph_t *g, cdnn_op_t op,
     return CDNN_STATUS_SUCCESS;
 }
 
+/* One pooling attribute array: every used entry in [lowest, 2^20]. */
+static cdnn_status_t check_pool_ints(const cdnn_graph_t *g, cdnn_op_t op,
+                                     const char *name, const char *attr,
+                                     const int32_t *v, int32_t n)
+{
+    int64_t wide[3];
+    for (int32_t i = 0; i < n; i++)
+        wide[i] = v[i];
+    return check_spatial(g, op, name, attr, wide, n, 1);
+}
+
+static cdnn_status_t check_pooling_attr(const cdnn_graph_t *g, cdnn_op_t op,
+                                        const char *name, const cdnn_pooling_attr_t *a)
+{
+    if ((unsigned)a->mode >= CDNN_POOLING_MODE_COUNT)
+        return attr_fail(g, op, name, "mode %d is not a pooling mode (0 max, 1 "
+                         "average) (bad attribute)", (int)a->mode);
+    if (a->spatial_dims < 1 || a->spatial_dims > 3)
+        return attr_fail(g, op, name, "spatial_dims is %d; it must be 1, 2 or 3 "
+                         "(bad attribute)", (int)a->spatial_dims);
+    int32_t n = a->spatial_dims;
+    cdnn_status_t st = check_pool_ints(g, op, name, "window", a->window, n);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_pool_ints(g, op, name, "stride", a->stride, n);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_pool_ints(g, op, name, "dilation", a->dilation, n);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_spatial(g, op, name, "pre_padding", a->pre_padding, n, 0);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_spatial(g, op, name, "post_padding", a->post_padding, n, 0);
+    return st;
+}
+
+static cdnn_status_t check_resize_attr(const cdnn_graph_t *g, cdnn_op_t op,
+                                       const char *name, const cdnn_resize_attr_t *a)
+{
+    if ((unsigned)a->mode >= CDNN_RESIZE_MODE_COUNT)
+        return attr_fail(g, op, name, "mode %d is not a resize mode (0 nearest, 1 "
+                         "linear) (bad attribute)", (int)a->mode);
+    if ((unsigned)a->coordinate >= CDNN_RESIZE_COORDINATE_COUNT)
+        return attr_fail(g, op, name, "coordinate %d is not a coordinate mode (0 "
+                         "half-pixel, 1 align-corners, 2 asymmetric) (bad attribute)",
+                         (int)a->coordinate);
+    if ((unsigned)a->nearest >= CDNN_RESIZE_NEAREST_COUNT)
+        return attr_fail(g, op, name, "nearest %d is not a rounding mode (0 round "
+                         "prefer floor, 1 round prefer ceil, 2 floor, 3 ceil) (bad "
+                         "attribute)", (int)a->nearest);
+    return CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char *name,
                                 const cdnn_node_attr_t *a)
 {
@@ -494,6 +544,8 @@ static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char 
     case OP_ATTR_TRANSPOSE: return check_transpose_attr(g, op, name, &a->transpose);
     case OP_ATTR_SLICE: return check_slice_attr(g, op, name, &a->slice);
     case OP_ATTR_PAD: return check_pad_attr(g, op, name, &a->pad);
+    case OP_ATTR_POOLING: return check_pooling_attr(g, op, name, &a->pooling);
+    case OP_ATTR_RESIZE: return check_resize_attr(g, op, name, &a->resize);
     case OP_ATTR_TOPK:
         if (a->topk.axis < -CDNN_MAX_RANK || a->topk.axis >= CDNN_MAX_RANK)
             return attr_fail(g, op, name, "axis %d is beyond any tensor's dims "
@@ -787,6 +839,69 @@ cdnn_status_t cdnn_graph_topk(cdnn_graph_t *graph, const char *name,
     a.topk.k = attr->k;
     a.topk.largest = attr->largest != 0;
     return add_node(graph, CDNN_OP_TOPK, name, &x, 1, out, 2, &a);
+}
+
+void cdnn_pooling_attr_init(cdnn_pooling_attr_t *a, cdnn_pooling_mode_t mode,
+                            int32_t spatial_dims)
+{
+    if (!a)
+        return;
+    memset(a, 0, sizeof *a);
+    a->mode = mode;
+    a->spatial_dims = spatial_dims;
+    for (int i = 0; i < 3; i++)
+        a->window[i] = a->stride[i] = a->dilation[i] = 1;
+}
+
+/* The used dims only, into a zeroed union (unused bytes 0, for the key). */
+static void copy_pooling_attr(cdnn_node_attr_t *a, const cdnn_pooling_attr_t *p)
+{
+    memset(a, 0, sizeof *a);
+    a->pooling.mode = p->mode;
+    a->pooling.spatial_dims = p->spatial_dims;
+    a->pooling.ceil_mode = p->ceil_mode != 0;
+    a->pooling.count_include_pad = p->count_include_pad != 0;
+    for (int32_t i = 0; i < p->spatial_dims && i < 3; i++) {
+        a->pooling.window[i] = p->window[i];
+        a->pooling.stride[i] = p->stride[i];
+        a->pooling.dilation[i] = p->dilation[i];
+        a->pooling.pre_padding[i] = p->pre_padding[i];
+        a->pooling.post_padding[i] = p->post_padding[i];
+    }
+}
+
+cdnn_status_t cdnn_graph_pooling_fwd(cdnn_graph_t *graph, const char *name,
+                                     const cdnn_pooling_attr_t *attr, int64_t x,
+                                     int64_t y, int64_t indices)
+{
+    CDNN_CHECK_ARG(attr);
+    const int64_t out[2] = {y, indices};
+    cdnn_node_attr_t a;
+    copy_pooling_attr(&a, attr);
+    return add_node(graph, CDNN_OP_POOLING_FWD, name, &x, 1, out, 2, &a);
+}
+
+cdnn_status_t cdnn_graph_pooling_bwd(cdnn_graph_t *graph, const char *name,
+                                     const cdnn_pooling_attr_t *attr, int64_t dy,
+                                     int64_t x, int64_t indices, int64_t dx)
+{
+    CDNN_CHECK_ARG(attr);
+    const int64_t in[3] = {dy, x, indices};
+    cdnn_node_attr_t a;
+    copy_pooling_attr(&a, attr);
+    return add_node(graph, CDNN_OP_POOLING_BWD, name, in, 3, &dx, 1, &a);
+}
+
+cdnn_status_t cdnn_graph_resize(cdnn_graph_t *graph, const char *name,
+                                const cdnn_resize_attr_t *attr, int64_t x, int64_t y)
+{
+    CDNN_CHECK_ARG(attr);
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a);
+    a.resize.mode = attr->mode;
+    a.resize.coordinate = attr->coordinate;
+    a.resize.nearest = attr->nearest;
+    return add_node(graph, CDNN_OP_RESIZE, name, &x, 1, &y, 1, &a);
 }
 
 cdnn_status_t graph_add_node(cdnn_graph_t *g, cdnn_op_t op, const char *name,

@@ -143,6 +143,23 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
         .inputs = {1, 1, {"x"}}, .outputs = {1, 2, {"values", "indices"}},
         .attr = OP_ATTR_TOPK, .float_only = 0, .same_typed_inputs = 0,
         .shape_rule = shape_rule_topk, .since_minor = 3},
+    /* Pooling and resize: types checked by the shape rules (max pooling
+     * and nearest resize take integers; indices are i32/i64). */
+    [CDNN_OP_POOLING_FWD] = {
+        .name = "pooling_fwd", .schema_name = "PoolingFwd",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 2, {"y", "indices"}},
+        .attr = OP_ATTR_POOLING, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_pooling_fwd, .since_minor = 3},
+    [CDNN_OP_POOLING_BWD] = {
+        .name = "pooling_bwd", .schema_name = "PoolingBwd",
+        .inputs = {2, 3, {"dy", "x", "indices"}}, .outputs = {1, 1, {"dx"}},
+        .attr = OP_ATTR_POOLING, .float_only = 0, .same_typed_inputs = 2,
+        .shape_rule = shape_rule_pooling_bwd, .since_minor = 3},
+    [CDNN_OP_RESIZE] = {
+        .name = "resize", .schema_name = "Resize",
+        .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
+        .attr = OP_ATTR_RESIZE, .float_only = 0, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_resize, .since_minor = 3},
 };
 
 /* The attribute union is part of the provider ABI (cdnn_node_view_t): a
@@ -150,7 +167,9 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
 _Static_assert(sizeof(cdnn_slice_attr_t) <= sizeof(cdnn_conv_attr_t) &&
                    sizeof(cdnn_transpose_attr_t) <= sizeof(cdnn_conv_attr_t) &&
                    sizeof(cdnn_pad_attr_t) <= sizeof(cdnn_conv_attr_t) &&
-                   sizeof(cdnn_topk_attr_t) <= sizeof(cdnn_conv_attr_t),
+                   sizeof(cdnn_topk_attr_t) <= sizeof(cdnn_conv_attr_t) &&
+                   sizeof(cdnn_pooling_attr_t) <= sizeof(cdnn_conv_attr_t) &&
+                   sizeof(cdnn_resize_attr_t) <= sizeof(cdnn_conv_attr_t),
                "cdnn_node_attr_t would grow");
 
 _Static_assert(OP_TABLE_ABI_MINOR <= CDNN_PROVIDER_ABI_MINOR,
@@ -217,7 +236,8 @@ const char *op_attr_schema_name(int kind)
         [OP_ATTR_NORM] = "NormAttr",       [OP_ATTR_SDPA] = "SdpaAttr",
         [OP_ATTR_AXIS] = "AxisAttr", [OP_ATTR_TRANSPOSE] = "TransposeAttr",
         [OP_ATTR_SLICE] = "SliceAttr", [OP_ATTR_PAD] = "PadAttr",
-        [OP_ATTR_TOPK] = "TopkAttr"};
+        [OP_ATTR_TOPK] = "TopkAttr", [OP_ATTR_POOLING] = "PoolingAttr",
+        [OP_ATTR_RESIZE] = "ResizeAttr"};
     return kind >= 0 && kind < OP_ATTR_KIND_COUNT ? names[kind] : "unknown";
 }
 

@@ -32,6 +32,8 @@ typedef enum op_attr_kind {
     OP_ATTR_SLICE,     /* cdnn_slice_attr_t slice (graph format 1.2) */
     OP_ATTR_PAD,       /* cdnn_pad_attr_t pad (graph format 1.2) */
     OP_ATTR_TOPK,      /* cdnn_topk_attr_t topk (graph format 1.3) */
+    OP_ATTR_POOLING,   /* cdnn_pooling_attr_t pooling (graph format 1.3) */
+    OP_ATTR_RESIZE,    /* cdnn_resize_attr_t resize (graph format 1.3) */
     OP_ATTR_KIND_COUNT
 } op_attr_kind_t;
 
@@ -125,5 +127,8 @@ cdnn_status_t shape_rule_sdpa_bwd(const struct node_check *c);
 cdnn_status_t shape_rule_gather(const struct node_check *c);
 cdnn_status_t shape_rule_gather_elements(const struct node_check *c);
 cdnn_status_t shape_rule_topk(const struct node_check *c);
+cdnn_status_t shape_rule_pooling_fwd(const struct node_check *c);
+cdnn_status_t shape_rule_pooling_bwd(const struct node_check *c);
+cdnn_status_t shape_rule_resize(const struct node_check *c);
 
 #endif

@@ -877,6 +877,179 @@ cdnn_status_t shape_rule_topk(const node_check_t *c)
     return expect_output(c, 1, x->rank, dims);
 }
 
+/* ---- pooling and resize -------------------------------------------------- */
+
+static int is_float_type(cdnn_data_type_t t)
+{
+    return t == CDNN_DATA_TYPE_F32 || t == CDNN_DATA_TYPE_F16 ||
+           t == CDNN_DATA_TYPE_BF16 || t == CDNN_DATA_TYPE_F64;
+}
+
+/* PyTorch's pooling_output_shape_pad_lr: floor or ceil of the span over the
+ * stride, plus one; in ceil mode one less where the last window would
+ * start in the right padding.  The builder kept window, stride, dilation
+ * and padding within 2^20, so nothing overflows.  Below 1: no window fits. */
+static int64_t pool_out_size(const cdnn_pooling_attr_t *a, int i, int64_t in)
+{
+    int64_t extent = (int64_t)a->dilation[i] * (a->window[i] - 1) + 1;
+    int64_t span = in + a->pre_padding[i] + a->post_padding[i] - extent;
+    if (span < 0)
+        return 0;
+    int64_t s = a->stride[i];
+    int64_t out = (a->ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (a->ceil_mode && (out - 1) * s >= in + a->pre_padding[i])
+        out--;
+    return out;
+}
+
+/* The first output position of spatial dim i whose window reads padding
+ * only, or -1.  A window starting at 0 .. in - 1 reads its first tap;
+ * one starting in the left padding may step over x with its dilation;
+ * one starting at in or later reads nothing. */
+static int64_t pool_empty_window(const cdnn_pooling_attr_t *a, int i, int64_t in,
+                                 int64_t out)
+{
+    int64_t s = a->stride[i], d = a->dilation[i], pre = a->pre_padding[i];
+    for (int64_t o = 0; o < out && o * s < pre; o++) {
+        int64_t start = o * s - pre, first = (-start + d - 1) / d; /* first tap >= 0 */
+        if (first >= a->window[i] || start + first * d >= in)
+            return o;
+    }
+    int64_t past = (in + pre + s - 1) / s; /* the first to start at in or later */
+    return past < out ? past : -1;
+}
+
+/* x's rank, the mode's type rules, and the forward's output dims. */
+static cdnn_status_t pooling_out_dims(const node_check_t *c, int64_t *dims)
+{
+    const cdnn_pooling_attr_t *a = &c->n->attr.pooling;
+    int x_port = c->n->op == CDNN_OP_POOLING_BWD ? 1 : 0;
+    const cdnn_tensor_view_t *x = in_view(c, x_port);
+    cdnn_status_t st = expect_rank(c, x_port, a->spatial_dims + 2);
+    if (st)
+        return st;
+    if (a->mode == CDNN_POOLING_AVG) {
+        if (!is_float_type(x->type))
+            return port_fail(c, 1, x_port, "must have a floating-point type for "
+                                           "average pooling (type mismatch)");
+        for (int i = 0; i < a->spatial_dims; i++)
+            if (a->dilation[i] != 1)
+                return node_fail(c->n, "dilation[%d] is %d; average pooling takes "
+                                       "dilation 1 (bad attribute)", i,
+                                 (int)a->dilation[i]);
+    }
+    dims[0] = x->dims[0];
+    dims[1] = x->dims[1];
+    for (int i = 0; i < a->spatial_dims; i++) {
+        int64_t n = x->dims[2 + i];
+        dims[2 + i] = pool_out_size(a, i, n);
+        if (dims[2 + i] < 1)
+            return node_fail(c->n, "spatial dim %d: the dilated window (%lld) is larger "
+                                   "than the padded input (%lld) (shape mismatch)",
+                             i, (long long)((int64_t)a->dilation[i] * (a->window[i] - 1) + 1),
+                             (long long)(n + a->pre_padding[i] + a->post_padding[i]));
+        int64_t empty = pool_empty_window(a, i, n, dims[2 + i]);
+        if (empty >= 0)
+            return node_fail(c->n, "spatial dim %d: output %lld's window reads padding "
+                                   "only (x %lld, pre_padding %lld, post_padding %lld, "
+                                   "window %d, stride %d, dilation %d); every window "
+                                   "must read x (bad attribute)",
+                             i, (long long)empty, (long long)n,
+                             (long long)a->pre_padding[i], (long long)a->post_padding[i],
+                             (int)a->window[i], (int)a->stride[i], (int)a->dilation[i]);
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Indices (max pooling only): i32 or i64, able to hold every position of
+ * x's spatial plane. */
+static cdnn_status_t check_pool_indices(const node_check_t *c, int is_input, int port,
+                                        const cdnn_tensor_view_t *x)
+{
+    const cdnn_tensor_view_t *idx = is_input ? in_view(c, port) : out_view(c, port);
+    if (!idx)
+        return CDNN_STATUS_SUCCESS;
+    if (c->n->attr.pooling.mode != CDNN_POOLING_MAX)
+        return port_fail(c, is_input, port, "is given to average pooling; only max "
+                                            "pooling has indices (bad attribute)");
+    if (!is_index_type(idx->type))
+        return port_fail(c, is_input, port, "must have an index type, i32 or i64 "
+                                            "(type mismatch)");
+    int64_t plane = 1;
+    for (int32_t d = 2; d < x->rank; d++)
+        plane *= x->dims[d];
+    if (idx->type == CDNN_DATA_TYPE_I32 && plane > INT32_MAX)
+        return port_fail(c, is_input, port, "is i32, which cannot hold every position "
+                                            "of x's spatial plane; use i64 (type "
+                                            "mismatch)");
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* y (and indices): x's N and C, the pooled spatial sizes. */
+cdnn_status_t shape_rule_pooling_fwd(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0);
+    int64_t dims[CDNN_MAX_RANK];
+    cdnn_status_t st = pooling_out_dims(c, dims);
+    if (st || (st = check_pool_indices(c, 0, 1, x)))
+        return st;
+    if (out_view(c, 0)->type != x->type)
+        return port_fail(c, 0, 0, "has a type other than x's; pooling converts none "
+                                  "(type mismatch)");
+    if ((st = expect_output(c, 0, x->rank, dims)))
+        return st;
+    return expect_output(c, 1, x->rank, dims);
+}
+
+/* dy has the forward's y shape, indices too; dx is x's shape and type. */
+cdnn_status_t shape_rule_pooling_bwd(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *dy = in_view(c, 0), *x = in_view(c, 1),
+                             *idx = in_view(c, 2);
+    int64_t dims[CDNN_MAX_RANK];
+    if (!is_float_type(dy->type))
+        return port_fail(c, 1, 0, "must have a floating-point type (type mismatch)");
+    cdnn_status_t st = pooling_out_dims(c, dims);
+    if (st || (st = check_pool_indices(c, 1, 2, x)))
+        return st;
+    const cdnn_tensor_view_t *with_y_shape[2] = {dy, idx};
+    for (int p = 0; p < 2; p++) {
+        const cdnn_tensor_view_t *t = with_y_shape[p];
+        int same = t == NULL || t->rank == x->rank;
+        for (int32_t d = 0; same && t && d < x->rank; d++)
+            same = t->dims[d] == dims[d];
+        if (!same) {
+            char want[160], msg[256];
+            format_dims(want, sizeof want, x->rank, dims);
+            snprintf(msg, sizeof msg, "must have the forward's output shape, %s (shape "
+                     "mismatch)", want);
+            return port_fail(c, 1, p == 0 ? 0 : 2, msg);
+        }
+    }
+    if (out_view(c, 0)->type != x->type)
+        return port_fail(c, 0, 0, "has a type other than x's (type mismatch)");
+    return expect_output(c, 0, x->rank, x->dims);
+}
+
+/* y declared, x's rank and type; linear needs a float type. */
+cdnn_status_t shape_rule_resize(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 0), *y = out_view(c, 0);
+    if (y->rank == 0)
+        return port_fail(c, 0, 0, "has no shape; a resize's y must be declared with "
+                                  "the shape it makes, which gives the scales (shape "
+                                  "mismatch)");
+    if (y->rank != x->rank)
+        return port_fail(c, 0, 0, "must have x's rank (shape mismatch)");
+    if (y->type != x->type)
+        return port_fail(c, 0, 0, "has a type other than x's; resize converts none "
+                                  "(type mismatch)");
+    if (c->n->attr.resize.mode == CDNN_RESIZE_LINEAR && !is_float_type(x->type))
+        return port_fail(c, 1, 0, "must have a floating-point type for linear resize "
+                                  "(type mismatch)");
+    return CDNN_STATUS_SUCCESS;
+}
+
 /* ---- softmax ------------------------------------------------------------ */
 
 cdnn_status_t shape_rule_softmax(const node_check_t *c)

@@ -1057,6 +1057,63 @@ static void test_gather_topk_round_trips(void **state)
     }
 }
 
+/* Pooling forward and backward and resize (format 1.3) round-trip binary
+ * and JSON; default vectors (window 1, padding 0) are left out. */
+static cdnn_graph_t *pool_resize_graph(int avg)
+{
+    cdnn_graph_t *g = NULL;
+    OK(cdnn_graph_create(&g));
+    int64_t x[5] = {2, 3, 9, 8, 7}, up[5] = {2, 3, 18, 16, 7};
+    OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_F32, 5, x, NULL));
+    OK(cdnn_graph_tensor(g, 2, "pooled", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+    OK(cdnn_graph_tensor(g, 3, "dx", CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+    OK(cdnn_graph_tensor(g, 5, "up", CDNN_DATA_TYPE_F32, 5, up, NULL));
+    cdnn_pooling_attr_t a;
+    cdnn_pooling_attr_init(&a, avg ? CDNN_POOLING_AVG : CDNN_POOLING_MAX, 3);
+    a.window[0] = 3;
+    a.window[1] = 2;
+    a.stride[0] = 2;
+    a.pre_padding[0] = 1;
+    a.post_padding[2] = 0;
+    a.ceil_mode = !avg;
+    a.count_include_pad = avg;
+    if (!avg)
+        a.dilation[1] = 2;
+    int64_t idx = avg ? CDNN_UID_NONE : 4;
+    if (!avg)
+        OK(cdnn_graph_tensor(g, 4, "idx", CDNN_DATA_TYPE_I32, 0, NULL, NULL));
+    OK(cdnn_graph_pooling_fwd(g, "pool", &a, 1, 2, idx));
+    OK(cdnn_graph_pooling_bwd(g, "pool_bwd", &a, 2, 1, idx, 3));
+    cdnn_resize_attr_t r = {avg ? CDNN_RESIZE_LINEAR : CDNN_RESIZE_NEAREST,
+                            avg ? CDNN_RESIZE_ALIGN_CORNERS : CDNN_RESIZE_HALF_PIXEL,
+                            avg ? 0 : CDNN_RESIZE_CEIL};
+    OK(cdnn_graph_resize(g, "resize", &r, 1, 5));
+    return g;
+}
+
+static void test_pool_resize_round_trips(void **state)
+{
+    (void)state;
+    for (int avg = 0; avg < 2; avg++) {
+        cdnn_graph_t *g = pool_resize_graph(avg);
+        expect_round_trips(g, 3);
+        char *json = NULL;
+        OK(cdnn_graph_to_json(g, &json));
+        assert_non_null(strstr(json, "\"PoolingFwd\""));
+        assert_non_null(strstr(json, "\"PoolingBwd\""));
+        assert_non_null(strstr(json, "\"PoolingAttr\""));
+        assert_non_null(strstr(json, "\"ResizeAttr\""));
+        assert_true((strstr(json, "\"mode\": \"Avg\"") != NULL) == avg);
+        assert_true((strstr(json, "\"ceil_mode\": true") != NULL) == !avg);
+        assert_true((strstr(json, "\"coordinate\": \"AlignCorners\"") != NULL) == avg);
+        assert_true((strstr(json, "\"nearest\": \"Ceil\"") != NULL) == !avg);
+        assert_true((strstr(json, "\"dilation\"") != NULL) == !avg);
+        assert_null(strstr(json, "\"post_padding\"")); /* all 0: left out */
+        free(json);
+        cdnn_graph_destroy(g);
+    }
+}
+
 static void test_json_truncations(void **state)
 {
     (void)state;
@@ -1305,6 +1362,7 @@ int main(void)
         cmocka_unit_test(test_lowest_minor_layernorm_bias),
         cmocka_unit_test(test_sdpa_bwd_round_trips),
         cmocka_unit_test(test_gather_topk_round_trips),
+        cmocka_unit_test(test_pool_resize_round_trips),
         cmocka_unit_test(test_softmax_round_trips),
         cmocka_unit_test(test_movement_round_trips),
         cmocka_unit_test(test_concat_slice_round_trips),

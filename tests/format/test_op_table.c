@@ -253,6 +253,8 @@ static cdnn_graph_t *node_in_every_slot(cdnn_op_t op)
         attr.pad.rank = 1; /* pre {0}, value 0 */
     if (d->attr == OP_ATTR_TOPK)
         attr.topk.k = 1; /* axis 0, the smallest */
+    if (d->attr == OP_ATTR_POOLING)
+        cdnn_pooling_attr_init(&attr.pooling, CDNN_POOLING_MAX, 1);
     if (d->attr == OP_ATTR_SLICE) {
         attr.slice.rank = 1; /* start {0} */
         attr.slice.step[0] = 1;
