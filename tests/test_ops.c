@@ -46,6 +46,7 @@ int main(void)
         cmocka_unit_test(test_index_topk),
         cmocka_unit_test(test_index_gather),
         cmocka_unit_test(test_index_gather_refusals),
+        cmocka_unit_test(test_index_plan_round_trip),
         OPS_MISALIGNED(test_index_argmax),
         OPS_MISALIGNED(test_index_gather),
         cmocka_unit_test(test_softmax),
