@@ -24,7 +24,8 @@ The networks:
   attention is sdpa_fwd / sdpa_bwd, or spelled out as matmul, softmax (the
   op; a mask input holds the causal -inf) and matmul with its backward as
   matmuls, pointwise nodes and a reduction; layer-norm's backward is the
-  layernorm_bwd op or reductions and pointwise nodes.
+  layernorm_bwd op or reductions and pointwise nodes; and a LLaMA-style
+  variant has RMS-norm (no bias) for both norms, with rmsnorm_bwd.
 
 Each network runs as four cdnn graphs, two forward layer groups and two
 backward ones, as a framework would lower it: the forward graphs also write
@@ -113,6 +114,7 @@ OPTIONAL_FUNCTIONS = {
                                            ctypes.c_double] + [I64] * 5,
     "cdnn_graph_batchnorm_bwd": [P, ctypes.c_char_p] + [I64] * 8,
     "cdnn_graph_layernorm_bwd": [P, ctypes.c_char_p] + [I64] * 8,
+    "cdnn_graph_rmsnorm_bwd": [P, ctypes.c_char_p] + [I64] * 7,
     "cdnn_graph_pooling_fwd": [P, ctypes.c_char_p,
                                ctypes.POINTER(PoolingAttr)] + [I64] * 3,
     "cdnn_graph_pooling_bwd": [P, ctypes.c_char_p,
@@ -270,6 +272,24 @@ class Layer:
         self.op("conv_bwd_filter", (ctypes.byref(attr), x, dy, dw), [x, dy],
                 [dw])
         return dw
+
+    def rmsnorm(self, x, scale, eps, outs):
+        """RMS-norm over the last dim, no bias: y and the inverse RMS,
+        named outs."""
+        shape = self.shapes[x]
+        y = self.new(shape, outs[0])
+        rstd = self.new(shape[:-1] + (1,), outs[1])
+        self.op("rmsnorm", (eps, x, scale, UID_NONE, y, rstd), [x, scale],
+                [y, rstd])
+        return y
+
+    def rmsnorm_bwd(self, dy, x, scale, rstd, dscale_name):
+        """rmsnorm_bwd with no bias: dx (returned, virtual) and d scale."""
+        dx = self.new(self.shapes[x])
+        dscale = self.new(self.shapes[scale], dscale_name)
+        self.op("rmsnorm_bwd", (dy, x, scale, rstd, dx, dscale, UID_NONE),
+                [dy, x, scale, rstd], [dx, dscale])
+        return dx
 
     def layernorm(self, x, scale, bias, eps, outs):
         """y, mean and inverse std over the last dim; outs names them."""
@@ -794,9 +814,28 @@ def explicit_attention_bwd(L, f1, d_o):
     return dq, dk, dv
 
 
-def ln_bwd(L, norm, dy, x, mean, rstd, gamma, names):
-    """dx of a layer-norm over the last dim: the layernorm_bwd op (norm
-    "op") or reductions and pointwise nodes ("composed")."""
+def prenorm(L, norm, p, x, i):
+    """Pre-norm number i: layer-norm (norm "op" or "composed"), or RMS-norm
+    without bias ("rms"); its normalised output and statistics are
+    outputs (xn<i>, mean<i>, rstd<i>) the backward reads."""
+    gamma = L.input(p[f"ln{i}_g"])
+    if norm == "rms":
+        return L.rmsnorm(x, gamma, LN_EPS, (f"xn{i}", f"rstd{i}"))
+    xn, _, _ = L.layernorm(x, gamma, L.input(p[f"ln{i}_b"]), LN_EPS,
+                           (f"xn{i}", f"mean{i}", f"rstd{i}"))
+    return xn
+
+
+def prenorm_bwd(L, norm, p, f, dy, x_name, i):
+    """dx of pre-norm number i, whose input was f[x_name] (or p's): the
+    layernorm_bwd op ("op"), reductions and pointwise nodes ("composed"),
+    or the rmsnorm_bwd op ("rms"); d gamma (and d beta) are outputs."""
+    x = L.input(p[x_name] if x_name in p else f[x_name])
+    gamma, rstd = L.input(p[f"ln{i}_g"]), L.input(f[f"rstd{i}"])
+    names = (f"dln{i}_g", f"dln{i}_b")
+    if norm == "rms":
+        return L.rmsnorm_bwd(dy, x, gamma, rstd, names[0])
+    mean = L.input(f[f"mean{i}"])
     if norm == "op":
         return L.norm_bwd_op("layernorm_bwd", dy, x, mean, rstd, gamma, names)
     return norm_bwd(L, dy, x, mean, rstd, gamma, (2,), (1,), names)
@@ -806,14 +845,13 @@ def transformer_cdnn(api, runner, p, dtype, attention, norm):
     """The block as four graphs; attention "sdpa" (sdpa_fwd, sdpa_bwd) or
     "explicit" (matmul, softmax, matmul and their backward); layer-norm's
     backward by op ("op") or "composed"."""
-    tag = (f"transformer({attention},ln_bwd {norm}) {np.dtype(dtype).name}"
+    tag = (f"transformer({attention},{norm} norm) {np.dtype(dtype).name}"
            f" {runner.label}")
     # Forward 1: ln1 -> qkv -> heads -> attention -> proj -> + x.
     core = "sdpa" if attention == "sdpa" else "matmul+softmax+matmul"
     L1 = Layer(api, f"{tag} fwd ln1+qkv+{core}+proj+add", dtype)
     x = L1.input(p["x"])
-    xn1, _, _ = L1.layernorm(x, L1.input(p["ln1_g"]), L1.input(p["ln1_b"]),
-                             LN_EPS, ("xn1", "mean1", "rstd1"))
+    xn1 = prenorm(L1, norm, p, x, 1)
     qkv = L1.pw("add", L1.matmul(xn1, L1.input(p["wqkv"])),
                 L1.input(p["bqkv"]))
     q, k, v = (split_heads(L1, L1.slice_last(qkv, i * D, D), out=name)
@@ -830,8 +868,7 @@ def transformer_cdnn(api, runner, p, dtype, attention, norm):
     # Forward 2: ln2 -> matmul -> gelu -> matmul -> + h1.
     L2 = Layer(api, f"{tag} fwd ln2+mlp(gelu)+add", dtype)
     h1 = L2.input(f1["h1"])
-    xn2, _, _ = L2.layernorm(h1, L2.input(p["ln2_g"]), L2.input(p["ln2_b"]),
-                             LN_EPS, ("xn2", "mean2", "rstd2"))
+    xn2 = prenorm(L2, norm, p, h1, 2)
     u = L2.pw("add", L2.matmul(xn2, L2.input(p["w1"])), L2.input(p["b1"]),
               out="u")
     m = L2.pw("gelu_fwd", u, out="m")
@@ -849,9 +886,7 @@ def transformer_cdnn(api, runner, p, dtype, attention, norm):
     L3.matmul(L3.input(tview(f2["xn2"])), du, out="dw1")
     L3.reduce("add", du, (1,), out="db1")
     dxn2 = L3.matmul(du, L3.input(tview(p["w1"])))
-    dln2 = ln_bwd(L3, norm, dxn2, L3.input(f1["h1"]), L3.input(f2["mean2"]),
-                  L3.input(f2["rstd2"]), L3.input(p["ln2_g"]),
-                  ("dln2_g", "dln2_b"))
+    dln2 = prenorm_bwd(L3, norm, p, {**f1, **f2}, dxn2, "h1", 2)
     L3.pw("add", dln2, dy, out="dh1")
     b2 = run_layers([L3], runner)
 
@@ -871,19 +906,20 @@ def transformer_cdnn(api, runner, p, dtype, attention, norm):
     L4.matmul(L4.input(tview(f1["xn1"])), dqkv, out="dwqkv")
     L4.reduce("add", dqkv, (1,), out="dbqkv")
     dxn1 = L4.matmul(dqkv, L4.input(tview(p["wqkv"])))
-    dln1 = ln_bwd(L4, norm, dxn1, L4.input(p["x"]), L4.input(f1["mean1"]),
-                  L4.input(f1["rstd1"]), L4.input(p["ln1_g"]),
-                  ("dln1_g", "dln1_b"))
+    dln1 = prenorm_bwd(L4, norm, {**p, **f1}, f1, dxn1, "x", 1)
     L4.pw("add", dln1, dh1, out="dx")
     b1 = run_layers([L4], runner)
     return {**f1, **f2, **b2, **b1}
 
 
-def transformer_torch(p):
+def transformer_torch(p, norm):
     t = {k: torch.tensor(v.astype(np.float64), requires_grad=True)
          for k, v in p.items() if k != "dy"}
 
     def ln(v, g, b):
+        if norm == "rms":  # x / sqrt(mean(x^2) + eps) * gamma, no bias
+            rms = torch.rsqrt((v * v).mean(-1, keepdim=True) + LN_EPS)
+            return v * rms * t[g].reshape(D)
         return F.layer_norm(v, (D,), t[g].reshape(D), t[b].reshape(D),
                             LN_EPS)
 
@@ -902,20 +938,23 @@ def transformer_torch(p):
     y.backward(torch.tensor(p["dy"].astype(np.float64)))
     out = {"attn": attn, "h1": h1, "u": u, "y": y}
     out = {k: v.detach().numpy() for k, v in out.items()}
-    out.update({"d" + k: t[k].grad.numpy() for k in t})
+    out.update({"d" + k: t[k].grad.numpy() for k in t
+                if t[k].grad is not None})
     return out
 
 
 def check_transformer(api, runner, dtype, attention, norm):
     p = transformer_params(dtype)
     got = transformer_cdnn(api, runner, p, dtype, attention, norm)
-    want = transformer_torch(p)
+    want = transformer_torch(p, norm)
     tol = TOLERANCE[dtype]
-    tag = (f"transformer({attention},ln_bwd {norm}) {np.dtype(dtype).name}"
+    tag = (f"transformer({attention},{norm} norm) {np.dtype(dtype).name}"
            f" {runner.label} vs torch")
     for name in ("attn", "h1", "u", "y", "dx", "dln1_g", "dln1_b", "dwqkv",
                  "dbqkv", "dwo", "dbo", "dln2_g", "dln2_b", "dw1", "db1",
                  "dw2", "db2"):
+        if norm == "rms" and name in ("dln1_b", "dln2_b"):
+            continue  # RMS-norm here has no bias
         report(f"{tag} {name}", got[name], want[name], tol)
 
 
@@ -926,6 +965,7 @@ VARIANTS = [
     (check_resnet, ("composed",), ()),
     (check_transformer, ("sdpa", "op"), ("layernorm_bwd",)),
     (check_transformer, ("sdpa", "composed"), ()),
+    (check_transformer, ("sdpa", "rms"), ("rmsnorm_bwd",)),
     (check_transformer, ("explicit", "composed"), ()),
 ]
 
