@@ -16,6 +16,8 @@ The networks:
   by pooling_fwd / pooling_bwd; "composed" spells batch-norm's training
   forward and backward with reductions and pointwise nodes and the global
   average pool as a reduction (its backward a broadcasting pointwise node).
+  Each runs in NCHW and in NHWC memory (every tensor channels-last by
+  strides, the virtual ones too).
 
   Transformer block (pre-LN, causal): layer-norm -> QKV matmul (+ bias) ->
   split into heads -> attention -> merge heads -> output projection
@@ -178,8 +180,9 @@ class Layer:
     named, every other tensor virtual; shapes tracked so that each helper
     declares its result's shape."""
 
-    def __init__(self, api, name, dtype):
+    def __init__(self, api, name, dtype, channels_last=False):
         self.api, self.name = api, name
+        self.channels_last = channels_last
         self.dtype = np.dtype(dtype)
         self.code = oracle.F64 if self.dtype == np.float64 else oracle.F32
         self.g = oracle.Graph(api)
@@ -202,12 +205,25 @@ class Layer:
         """A virtual tensor, or with out a named output of its own memory."""
         shape = tuple(int(d) for d in shape)
         if out:
-            uid = self.g.output(shape, self.dtype, type_code=self.code)
+            uid = self.g.output(array=self.alloc(shape), type_code=self.code)
             self.outputs[out] = uid
         else:
-            uid = self.g.virtual(list(shape), self.code)
+            uid = self.g.next_uid
+            self.g.next_uid += 1
+            self.shapes[uid] = shape
+            self.declare(self.g, uid, self.alloc(shape, nan=False))
+            self.api.call("cdnn_graph_tensor_set_virtual", self.g.ptr, uid)
         self.shapes[uid] = shape
         return uid
+
+    def alloc(self, shape, nan=True):
+        """A NaN array of `shape`; with channels_last a rank-4 one is NCHW
+        indexed over NHWC memory (as its virtual tensors are laid out)."""
+        if self.channels_last and len(shape) == 4:
+            n, c, h, w = shape
+            base = np.full((n, h, w, c), np.nan, self.dtype)
+            return base.transpose(0, 3, 1, 2)
+        return np.full(shape, np.nan, self.dtype)
 
     def scalar(self, value, rank):
         uid = self.g.scalar(value, rank, self.code)
@@ -438,8 +454,7 @@ class Layer:
                              self.scalars[uid])
                     continue
                 if uid not in arrays:
-                    arrays[uid] = np.full(self.shapes[uid], np.nan,
-                                          self.dtype)
+                    arrays[uid] = self.alloc(self.shapes[uid])
                 bound[uid] = arrays[uid]
                 self.declare(g, uid, arrays[uid])
             g.op(name, *args)
@@ -645,22 +660,32 @@ def bn_bwd(L, variant, p, dy, f, i):
     return L.norm_bwd_op("batchnorm_bwd", *args, names)
 
 
-def resnet_cdnn(api, runner, p, dtype, variant):
+def channels_last(a):
+    """A rank-4 array as the same NCHW-indexed values over NHWC memory."""
+    if a.ndim != 4:
+        return a
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+def resnet_cdnn(api, runner, p, dtype, variant, layout):
     """The block as four graphs.  variant "ops": batch-norm by
     batchnorm_train / batchnorm_running_stats / batchnorm_bwd, a 2x2 max
     pool then a global average pool, both pooling ops, forward and
     backward.  "composed": batch-norm and its backward as reductions and
     pointwise nodes, the global average pool a reduction (no max pool)."""
-    tag = f"resnet({variant}) {np.dtype(dtype).name} {runner.label}"
+    tag = f"resnet({variant},{layout}) {np.dtype(dtype).name} {runner.label}"
+    nhwc = layout == "nhwc"
+    if nhwc:  # every tensor channels-last: inputs, outputs, virtual ones
+        p = {k: channels_last(v) for k, v in p.items()}
     pools = "maxpool+avgpool" if variant == "ops" else "avgpool"
     # Forward 1: conv1 -> bn1 -> relu.
-    L1 = Layer(api, f"{tag} fwd conv1+bn1+relu", dtype)
+    L1 = Layer(api, f"{tag} fwd conv1+bn1+relu", dtype, nhwc)
     c1 = L1.conv_fwd(L1.input(p["x"]), L1.input(p["w1"]), 1, out="c1")
     L1.pw("relu_fwd", bn_fwd(L1, variant, p, c1, 1), out="a1")
     f = run_layers([L1], runner)
 
     # Forward 2: conv2 -> bn2 -> + x -> relu -> pools.
-    L2 = Layer(api, f"{tag} fwd conv2+bn2+add+relu+{pools}", dtype)
+    L2 = Layer(api, f"{tag} fwd conv2+bn2+add+relu+{pools}", dtype, nhwc)
     c2 = L2.conv_fwd(L2.input(f["a1"]), L2.input(p["w2"]), 1, out="c2")
     bn2 = bn_fwd(L2, variant, p, c2, 2)
     y = L2.pw("relu_fwd", L2.pw("add", bn2, L2.input(p["x"])), out="y")
@@ -672,7 +697,7 @@ def resnet_cdnn(api, runner, p, dtype, variant):
     f.update(run_layers([L2], runner))
 
     # Backward 2: pools -> relu -> (residual) -> bn2 -> conv2.
-    L3 = Layer(api, f"{tag} bwd {pools}+relu+add+bn2+conv2", dtype)
+    L3 = Layer(api, f"{tag} bwd {pools}+relu+add+bn2+conv2", dtype, nhwc)
     dpool = L3.input(p["dpool"])
     y = L3.input(f["y"])
     if variant == "ops":
@@ -692,7 +717,7 @@ def resnet_cdnn(api, runner, p, dtype, variant):
     f.update(run_layers([L3], runner))
 
     # Backward 1: relu -> bn1 -> conv1, + the residual's gradient.
-    L4 = Layer(api, f"{tag} bwd relu+bn1+conv1+residual", dtype)
+    L4 = Layer(api, f"{tag} bwd relu+bn1+conv1+residual", dtype, nhwc)
     dbn1 = L4.pw("relu_bwd", L4.input(f["da1"]), L4.input(f["a1"]))
     dc1 = bn_bwd(L4, variant, p, dbn1, f, 1)
     L4.conv_bwd_filter(L4.input(p["x"]), dc1, p["w1"].shape, 1, out="dw1")
@@ -734,12 +759,13 @@ def resnet_torch(p, variant):
     return out
 
 
-def check_resnet(api, runner, dtype, variant):
+def check_resnet(api, runner, dtype, variant, layout):
     p = resnet_params(dtype)
-    got = resnet_cdnn(api, runner, p, dtype, variant)
+    got = resnet_cdnn(api, runner, p, dtype, variant, layout)
     want = resnet_torch(p, variant)
     tol = TOLERANCE[dtype]
-    tag = f"resnet({variant}) {np.dtype(dtype).name} {runner.label} vs torch"
+    tag = (f"resnet({variant},{layout}) {np.dtype(dtype).name} {runner.label}"
+           " vs torch")
     names = ["a1", "y", "pooled", "dx", "dw1", "dg1", "db1", "dw2", "dg2",
              "db2"]
     if variant == "ops":
@@ -959,10 +985,13 @@ def check_transformer(api, runner, dtype, attention, norm):
 
 
 # (check, its arguments, the ops it needs beyond those every cdnn has)
+RESNET_OPS = ("batchnorm_train", "batchnorm_running_stats", "batchnorm_bwd",
+              "pooling_fwd", "pooling_bwd")
 VARIANTS = [
-    (check_resnet, ("ops",), ("batchnorm_train", "batchnorm_running_stats",
-                              "batchnorm_bwd", "pooling_fwd", "pooling_bwd")),
-    (check_resnet, ("composed",), ()),
+    (check_resnet, ("ops", "nchw"), RESNET_OPS),
+    (check_resnet, ("ops", "nhwc"), RESNET_OPS),
+    (check_resnet, ("composed", "nchw"), ()),
+    (check_resnet, ("composed", "nhwc"), ()),
     (check_transformer, ("sdpa", "op"), ("layernorm_bwd",)),
     (check_transformer, ("sdpa", "composed"), ()),
     (check_transformer, ("sdpa", "rms"), ("rmsnorm_bwd",)),
