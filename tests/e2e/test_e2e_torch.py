@@ -192,13 +192,26 @@ class Layer:
         self.outputs = {}  # name -> uid
         self.engine = None
         self.scalars = {}  # uid -> value
+        self.codes = {}    # uid -> type code, where not the layer's type
         self.ops = []      # (op, args, input uids, output uids), in order
 
     # -- tensors --
     def input(self, array):
-        assert array.dtype == self.dtype
-        uid = self.g.input(array, self.code)
+        """A graph input over array (of the layer's type, or int64
+        indices)."""
+        assert array.dtype in (self.dtype, np.int64)
+        code = self.code if array.dtype == self.dtype else oracle.I64
+        uid = self.g.input(array, code)
         self.shapes[uid] = tuple(array.shape)
+        self.codes[uid] = code
+        return uid
+
+    def indices(self, shape, out):
+        """An i64 output (a max pool's argmax positions) named out."""
+        array = np.full(shape, -1, np.int64)
+        uid = self.g.output(array=array, type_code=oracle.I64)
+        self.outputs[out] = uid
+        self.shapes[uid], self.codes[uid] = tuple(shape), oracle.I64
         return uid
 
     def new(self, shape, out=None):
@@ -236,7 +249,7 @@ class Layer:
         remember which tensors it reads and writes, for run_per_op."""
         self.g.op(name, *args)
         self.ops.append((name, args, [u for u in ins if u != UID_NONE],
-                         list(outs)))
+                         [u for u in outs if u != UID_NONE]))
 
     # -- ops --
     def pw(self, mode, *inputs, out=None, **fields):
@@ -353,20 +366,25 @@ class Layer:
             attr.window[d], attr.stride[d] = window, stride
         return attr
 
-    def pool_fwd(self, x, mode, window, stride, out=None):
-        """2-D max or average pooling, no padding."""
+    def pool_fwd(self, x, mode, window, stride, out=None, indices=None):
+        """2-D max or average pooling, no padding; a max pool's argmax
+        positions as the i64 output named `indices` if given."""
         n, c, h, w = self.shapes[x]
-        y = self.new((n, c, (h - window) // stride + 1,
-                      (w - window) // stride + 1), out)
+        shape = (n, c, (h - window) // stride + 1, (w - window) // stride + 1)
+        y = self.new(shape, out)
+        idx = self.indices(shape, indices) if indices else UID_NONE
         attr = self.pool_attr(mode, window, stride)
-        self.op("pooling_fwd", (ctypes.byref(attr), x, y, UID_NONE), [x], [y])
+        self.op("pooling_fwd", (ctypes.byref(attr), x, y, idx), [x],
+                [y, idx])
         return y
 
-    def pool_bwd(self, dy, x, mode, window, stride):
+    def pool_bwd(self, dy, x, mode, window, stride, indices=UID_NONE):
+        """dx of a pooling; a max pool's routing read from `indices` when
+        given, else recomputed from x."""
         dx = self.new(self.shapes[x])
         attr = self.pool_attr(mode, window, stride)
-        self.op("pooling_bwd", (ctypes.byref(attr), dy, x, UID_NONE, dx),
-                [dy, x], [dx])
+        self.op("pooling_bwd", (ctypes.byref(attr), dy, x, indices, dx),
+                [dy, x, indices], [dx])
         return dx
 
     def reshape(self, x, shape, out=None):
@@ -473,8 +491,9 @@ class Layer:
         shape = self.shapes[uid]
         strides = (oracle.int64s([s // array.itemsize for s in array.strides])
                    if array is not None else None)
-        self.api.call("cdnn_graph_tensor", g.ptr, uid, None, self.code,
-                      len(shape), oracle.int64s(shape), strides)
+        self.api.call("cdnn_graph_tensor", g.ptr, uid, None,
+                      self.codes.get(uid, self.code), len(shape),
+                      oracle.int64s(shape), strides)
 
     def execute_fresh(self, graph, handle):
         """Execute `graph` (this one, or a loaded copy) through `handle` on
@@ -484,7 +503,8 @@ class Layer:
         arrays = dict(self.g.arrays)
         fresh = {}
         for uid in self.outputs.values():
-            fresh[uid] = arrays[uid] = np.full_like(arrays[uid], np.nan)
+            fresh[uid] = arrays[uid] = np.full_like(
+                arrays[uid], -1 if uid in self.codes else np.nan)
         size = ctypes.c_size_t()
         api.call("cdnn_graph_workspace_size", graph, ctypes.byref(size))
         workspace = np.zeros(max(size.value, 1), np.uint8)
@@ -690,7 +710,10 @@ def resnet_cdnn(api, runner, p, dtype, variant, layout):
     bn2 = bn_fwd(L2, variant, p, c2, 2)
     y = L2.pw("relu_fwd", L2.pw("add", bn2, L2.input(p["x"])), out="y")
     if variant == "ops":
-        mp = L2.pool_fwd(y, "max", 2, 2, out="maxpooled")
+        # NHWC keeps the max pool's indices for its backward; NCHW has
+        # the backward find the maxima again.
+        mp = L2.pool_fwd(y, "max", 2, 2, out="maxpooled",
+                         indices="argmax" if nhwc else None)
         L2.pool_fwd(mp, "avg", L2.shapes[mp][2], 1, out="pooled")
     else:
         L2.reduce("avg", y, (2, 3), out="pooled")
@@ -705,8 +728,9 @@ def resnet_cdnn(api, runner, p, dtype, variant, layout):
         dmp = L3.pool_bwd(dpool, mp, "avg", mp_size(f), 1)
         # relu_bwd(dy, x) is dy * (x > 0); y > 0 exactly where relu's
         # input is.
-        d_sum = L3.pw("relu_bwd", L3.pool_bwd(dmp, y, "max", 2, 2), y,
-                      out="d_residual")
+        argmax = L3.input(f["argmax"]) if nhwc else UID_NONE
+        d_sum = L3.pw("relu_bwd", L3.pool_bwd(dmp, y, "max", 2, 2, argmax),
+                      y, out="d_residual")
     else:
         h, w = p["x"].shape[2:]
         d_sum = L3.pw("mul", L3.pw("relu_bwd", dpool, y), 1.0 / (h * w),
@@ -745,8 +769,10 @@ def resnet_torch(p, variant):
     a1 = F.relu(bn(F.conv2d(t["x"], t["w1"], padding=1), 1))
     c2 = F.conv2d(a1, t["w2"], padding=1)
     y = F.relu(bn(c2, 2) + t["x"])
+    argmax = None
     if variant == "ops":
-        pooled = F.adaptive_avg_pool2d(F.max_pool2d(y, 2, 2), 1)
+        maxpooled, argmax = F.max_pool2d(y, 2, 2, return_indices=True)
+        pooled = F.adaptive_avg_pool2d(maxpooled, 1)
     else:
         pooled = F.adaptive_avg_pool2d(y, 1)
     pooled.backward(torch.tensor(p["dpool"].astype(np.float64)))
@@ -756,6 +782,8 @@ def resnet_torch(p, variant):
     for i in (1, 2):
         out[f"running_mean{i}"] = running[f"rm{i}"].numpy().reshape(1, c, 1, 1)
         out[f"running_var{i}"] = running[f"rv{i}"].numpy().reshape(1, c, 1, 1)
+    if argmax is not None:
+        out["argmax"] = argmax.numpy()
     return out
 
 
@@ -773,6 +801,8 @@ def check_resnet(api, runner, dtype, variant, layout):
                   "running_var2"]
     for name in names:
         report(f"{tag} {name}", got[name], want[name], tol)
+    if "argmax" in got:  # positions: exact
+        report(f"{tag} maxpool indices", got["argmax"], want["argmax"], 0)
 
 
 # ---------------------------------------------------------------------------
