@@ -724,6 +724,110 @@ static void test_gather_validation(void **state)
 
 /* Top-k: k refused below 1 by the builder, above the dim by validation;
  * values and indices inferred, their types named. */
+/* The training norms: valid nodes infer their outputs; the builder refuses
+ * a momentum outside 0..1; validation names the tensor and why. */
+static cdnn_graph_t *bn_train_graph(const int64_t *x, const int64_t *scale)
+{
+    cdnn_graph_t *g = new_graph();
+    static const int64_t c3[] = {1, 3, 1, 1};
+    tensor(g, 1, "x", 4, x);
+    tensor(g, 2, "scale", 4, scale);
+    tensor(g, 3, "bias", 4, c3);
+    for (int64_t u = 4; u <= 6; u++)
+        tensor(g, u, u == 4 ? "y" : "stat", 0, NULL);
+    OK(cdnn_graph_batchnorm_train(g, "bn", 1e-5, 1, 2, 3, 4, 5, 6));
+    return g;
+}
+
+static void test_norm_train_validation(void **state)
+{
+    (void)state;
+    static const int64_t x[] = {2, 3, 4, 5}, c3[] = {1, 3, 1, 1}, c4[] = {1, 4, 1, 1};
+    cdnn_graph_t *g = bn_train_graph(x, c3);
+    tensor(g, 7, "rm", 4, c3);
+    tensor(g, 8, "rv", 4, c3);
+    tensor(g, 9, "next_rm", 0, NULL);
+    tensor(g, 10, "next_rv", 0, NULL);
+    OK(cdnn_graph_batchnorm_running_stats(g, "run", 0.1, 1, 7, 8, 9, 10));
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 4, 4, x);
+    expect_shape(g, 5, 4, c3);
+    expect_shape(g, 10, 4, c3);
+    expect_refused(cdnn_graph_batchnorm_running_stats(g, "run2", 1.5, 1, 7, 8, 9, 10),
+                   "node 'run2'", "momentum 1.5");
+    expect_refused(cdnn_graph_batchnorm_running_stats(g, "run3", NAN, 1, 7, 8, 9, 10),
+                   "node 'run3'", "momentum");
+    cdnn_graph_destroy(g);
+
+    expect_invalid(bn_train_graph(x, c4), "node 'bn' (batchnorm_train): input 'scale'",
+                   "one value per channel");
+
+    static const int64_t one_per_channel[] = {1, 3, 1, 1};
+    g = new_graph();
+    tensor(g, 1, "x", 4, one_per_channel);
+    tensor(g, 2, "rm", 4, c3);
+    tensor(g, 3, "rv", 4, c3);
+    tensor(g, 4, "a", 0, NULL);
+    tensor(g, 5, "b", 0, NULL);
+    OK(cdnn_graph_batchnorm_running_stats(g, "run", 0.1, 1, 2, 3, 4, 5));
+    expect_invalid(g, "input 'x'", "needs at least 2");
+
+    /* batch-norm backward: dy of other dims, then of another type */
+    static const int64_t x_short[] = {2, 3, 4, 4};
+    for (int typed = 0; typed < 2; typed++) {
+        g = new_graph();
+        if (typed)
+            OK(cdnn_graph_tensor(g, 1, "dy", CDNN_DATA_TYPE_F16, 4, x, NULL));
+        else
+            tensor(g, 1, "dy", 4, x_short);
+        tensor(g, 2, "x", 4, x);
+        for (int64_t u = 3; u <= 5; u++)
+            tensor(g, u, "stat", 4, c3);
+        tensor(g, 6, "dx", 0, NULL);
+        OK(cdnn_graph_batchnorm_bwd(g, "bn_bwd", 1, 2, 3, 4, 5, 6, NONE, NONE));
+        if (typed)
+            expect_invalid(g, "node 'bn_bwd' (batchnorm_bwd)", "type");
+        else
+            expect_invalid(g, "input 'dy'", "the dims of x");
+    }
+
+    /* layer-norm backward over the last dim: mean must be [2, 3, 4, 1] */
+    static const int64_t row[] = {1, 1, 1, 5}, stats[] = {2, 3, 4, 1},
+                         bad_stats[] = {2, 3, 1, 1}, bad_scale[] = {1, 1, 1, 4};
+    g = new_graph();
+    tensor(g, 1, "dy", 4, x);
+    tensor(g, 2, "x", 4, x);
+    tensor(g, 3, "scale", 4, row);
+    tensor(g, 4, "mean", 4, bad_stats);
+    tensor(g, 5, "inv", 4, stats);
+    tensor(g, 6, "dx", 0, NULL);
+    tensor(g, 7, "dscale", 0, NULL);
+    OK(cdnn_graph_layernorm_bwd(g, "ln_bwd", 1, 2, 3, 4, 5, 6, 7, NONE));
+    expect_invalid(g, "input 'mean'", "1 on the normalised dims");
+
+    g = new_graph();
+    tensor(g, 1, "dy", 4, x);
+    tensor(g, 2, "x", 4, x);
+    tensor(g, 3, "scale", 4, bad_scale);
+    tensor(g, 4, "inv_rms", 4, stats);
+    tensor(g, 5, "dx", 0, NULL);
+    OK(cdnn_graph_rmsnorm_bwd(g, "rms_bwd", 1, 2, 3, 4, 5, NONE, NONE));
+    expect_invalid(g, "node 'rms_bwd' (rmsnorm_bwd): input 'scale'", "x's size");
+
+    g = new_graph(); /* valid: dscale and dbias inferred as scale */
+    tensor(g, 1, "dy", 4, x);
+    tensor(g, 2, "x", 4, x);
+    tensor(g, 3, "scale", 4, row);
+    tensor(g, 4, "inv_rms", 4, stats);
+    for (int64_t u = 5; u <= 7; u++)
+        tensor(g, u, "grad", 0, NULL);
+    OK(cdnn_graph_rmsnorm_bwd(g, "rms_bwd", 1, 2, 3, 4, 5, 6, 7));
+    OK(cdnn_graph_validate(g));
+    expect_shape(g, 5, 4, x);
+    expect_shape(g, 7, 4, row);
+    cdnn_graph_destroy(g);
+}
+
 static void test_topk_validation(void **state)
 {
     (void)state;
@@ -1113,6 +1217,7 @@ int main(void)
         cmocka_unit_test(test_argmax_validation),
         cmocka_unit_test(test_sdpa_bwd_validation),
         cmocka_unit_test(test_gather_validation),
+        cmocka_unit_test(test_norm_train_validation),
         cmocka_unit_test(test_topk_validation),
         cmocka_unit_test(test_pooling_validation),
         cmocka_unit_test(test_resize_validation),

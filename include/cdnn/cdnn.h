@@ -774,6 +774,91 @@ CDNN_API cdnn_status_t cdnn_graph_log_softmax(cdnn_graph_t *graph,
 CDNN_API cdnn_status_t cdnn_graph_reshape(cdnn_graph_t *graph, const char *name,
                                           int64_t x, int64_t y);
 
+/* Training passes of the norms (graph format 1.3).  x, dy and dx are
+ * [N, C, ...] for batch-norm (any strides: NCHW and NHWC alike are logical
+ * [N, C, H, W]) and any rank for layer-norm and RMS-norm.  Statistics and
+ * parameters may have another floating-point type than x (f32 statistics
+ * of an f16 or bf16 x, say); cpu:reference computes in double and rounds
+ * only what it stores. */
+
+/**
+ * Batch-norm training forward: per channel c (dim 1), over N and the
+ * spatial dims, mean and the biased variance var of x;
+ * y = (x - mean) / sqrt(var + eps) * scale + bias (torch's
+ * batch_norm(training=True)).  scale and bias are [1, C, 1...]; mean and
+ * inv_variance = 1 / sqrt(var + eps), the statistics the backward takes,
+ * are optional [1, C, 1...] outputs (CDNN_UID_NONE).  The running
+ * statistics are cdnn_graph_batchnorm_running_stats (a node has at most 3
+ * outputs).
+ */
+CDNN_API cdnn_status_t cdnn_graph_batchnorm_train(cdnn_graph_t *graph,
+                                                  const char *name, double epsilon,
+                                                  int64_t x, int64_t scale,
+                                                  int64_t bias, int64_t y,
+                                                  int64_t mean,
+                                                  int64_t inv_variance);
+
+/**
+ * Batch-norm running statistics, as PyTorch updates them in training:
+ * next_running_mean = (1 - momentum) * running_mean + momentum * mean,
+ * next_running_var = (1 - momentum) * running_var + momentum * var * n /
+ * (n - 1), with mean and var x's batch statistics per channel (as
+ * cdnn_graph_batchnorm_train's) and n = x's elements per channel: the
+ * running variance takes the UNBIASED batch variance, while normalisation
+ * uses the biased one.  momentum is 0 to 1 (BAD_PARAM otherwise; PyTorch's
+ * default is 0.1).  All four statistics are [1, C, 1...]; validation
+ * refuses n < 2.  The node reads x itself (no epsilon round trip through
+ * inv_variance); put it in the same graph as the forward.
+ */
+CDNN_API cdnn_status_t cdnn_graph_batchnorm_running_stats(
+    cdnn_graph_t *graph, const char *name, double momentum, int64_t x,
+    int64_t running_mean, int64_t running_var, int64_t next_running_mean,
+    int64_t next_running_var);
+
+/**
+ * Batch-norm backward (cuDNN's batchnorm_backward), from the forward's
+ * saved statistics: with xhat = (x - mean) * inv_variance and g = dy *
+ * scale, per channel over N and the spatial dims,
+ * dx = inv_variance * (g - mean(g) - xhat * mean(g * xhat)),
+ * dscale = sum(dy * xhat), dbias = sum(dy).  dy and x have one type and
+ * x's dims; scale, mean, inv_variance, dscale and dbias are [1, C, 1...].
+ * dscale and dbias may be CDNN_UID_NONE.
+ */
+CDNN_API cdnn_status_t cdnn_graph_batchnorm_bwd(cdnn_graph_t *graph,
+                                                const char *name, int64_t dy,
+                                                int64_t x, int64_t scale,
+                                                int64_t mean, int64_t inv_variance,
+                                                int64_t dx, int64_t dscale,
+                                                int64_t dbias);
+
+/**
+ * Layer-norm backward, from cdnn_graph_layernorm's mean and inv_variance:
+ * over the normalised dims (those where scale is not 1, as the forward),
+ * dx = inv_variance * (g - mean(g) - xhat * mean(g * xhat)) with
+ * xhat = (x - mean) * inv_variance and g = dy * scale; dscale =
+ * sum(dy * xhat) and dbias = sum(dy) over the other dims, with scale's dims.
+ * dscale and dbias may be CDNN_UID_NONE.
+ */
+CDNN_API cdnn_status_t cdnn_graph_layernorm_bwd(cdnn_graph_t *graph,
+                                                const char *name, int64_t dy,
+                                                int64_t x, int64_t scale,
+                                                int64_t mean, int64_t inv_variance,
+                                                int64_t dx, int64_t dscale,
+                                                int64_t dbias);
+
+/**
+ * RMS-norm backward, from cdnn_graph_rmsnorm's inv_rms: with
+ * xhat = x * inv_rms and g = dy * scale, over the normalised dims,
+ * dx = inv_rms * (g - xhat * mean(g * xhat)); dscale = sum(dy * xhat) and
+ * dbias = sum(dy) (for a forward with bias) over the other dims.  dscale
+ * and dbias may be CDNN_UID_NONE.
+ */
+CDNN_API cdnn_status_t cdnn_graph_rmsnorm_bwd(cdnn_graph_t *graph,
+                                              const char *name, int64_t dy,
+                                              int64_t x, int64_t scale,
+                                              int64_t inv_rms, int64_t dx,
+                                              int64_t dscale, int64_t dbias);
+
 /**
  * Transpose: y's dim i is x's dim perm[i], and y at coordinate j is x at
  * the coordinate k with k[perm[i]] = j[i] (NumPy's transpose(x, perm); no

@@ -86,6 +86,11 @@ typedef enum cdnn_op {
     CDNN_OP_POOLING_FWD,
     CDNN_OP_POOLING_BWD,
     CDNN_OP_RESIZE,
+    CDNN_OP_BATCHNORM_TRAIN,
+    CDNN_OP_BATCHNORM_RUNNING_STATS,
+    CDNN_OP_BATCHNORM_BWD,
+    CDNN_OP_LAYERNORM_BWD,
+    CDNN_OP_RMSNORM_BWD,
     CDNN_OP_COUNT
 } cdnn_op_t;
 
@@ -126,7 +131,8 @@ typedef union cdnn_node_attr {
     cdnn_conv_attr_t conv;           /* CONV_* */
     cdnn_pointwise_attr_t pointwise; /* POINTWISE */
     cdnn_reduction_mode_t reduction; /* REDUCTION */
-    double epsilon;                  /* BATCHNORM_INFERENCE, *NORM */
+    double epsilon;                  /* BATCHNORM_INFERENCE, BATCHNORM_TRAIN,
+                                      * LAYERNORM, RMSNORM */
     cdnn_sdpa_attr_t sdpa;           /* SDPA_FWD, SDPA_BWD */
     int32_t axis;                    /* SOFTMAX, LOG_SOFTMAX, CONCAT, ARGMAX,
                                       * ARGMIN, GATHER, GATHER_ELEMENTS: in a
@@ -140,6 +146,8 @@ typedef union cdnn_node_attr {
                                       * validated view, as above */
     cdnn_pooling_attr_t pooling;     /* POOLING_FWD, POOLING_BWD */
     cdnn_resize_attr_t resize;       /* RESIZE */
+    double momentum;                 /* BATCHNORM_RUNNING_STATS: the weight
+                                      * of the batch's statistics, 0 .. 1 */
 } cdnn_node_attr_t;
 
 typedef struct cdnn_node_view {

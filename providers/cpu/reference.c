@@ -173,6 +173,11 @@ static cdnn_status_t run_node(const cdnn_node_view_t *node,
     case CDNN_OP_BATCHNORM_INFERENCE: ref_batchnorm_inference(node, &t); break;
     case CDNN_OP_LAYERNORM: ref_layernorm(node, &t); break;
     case CDNN_OP_RMSNORM: ref_rmsnorm(node, &t); break;
+    case CDNN_OP_BATCHNORM_TRAIN: ref_batchnorm_train(node, &t); break;
+    case CDNN_OP_BATCHNORM_RUNNING_STATS: ref_batchnorm_running_stats(node, &t); break;
+    case CDNN_OP_BATCHNORM_BWD: ref_batchnorm_bwd(node, &t); break;
+    case CDNN_OP_LAYERNORM_BWD: ref_layernorm_bwd(node, &t); break;
+    case CDNN_OP_RMSNORM_BWD: ref_rmsnorm_bwd(node, &t); break;
     case CDNN_OP_SDPA_FWD: return ref_sdpa_fwd(node, &t);
     case CDNN_OP_SDPA_BWD: return ref_sdpa_bwd(node, &t);
     case CDNN_OP_GATHER: return ref_gather(node, &t);

@@ -78,6 +78,12 @@ void ref_reduction(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_batchnorm_inference(const cdnn_node_view_t *node,
                              const ref_node_tensors_t *t);
 void ref_layernorm(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
+void ref_batchnorm_train(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
+void ref_batchnorm_running_stats(const cdnn_node_view_t *node,
+                                 const ref_node_tensors_t *t);
+void ref_batchnorm_bwd(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
+void ref_layernorm_bwd(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
+void ref_rmsnorm_bwd(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 void ref_rmsnorm(const cdnn_node_view_t *node, const ref_node_tensors_t *t);
 cdnn_status_t ref_sdpa_fwd(const cdnn_node_view_t *node,
                            const ref_node_tensors_t *t);

@@ -88,12 +88,16 @@ static const fb_field_desc_t resize_fields[GF_RESIZE_FIELDS] = {
 static const fb_table_desc_t resize_desc = {"ResizeAttr", GF_RESIZE_FIELDS,
                                             resize_fields};
 
+static const fb_field_desc_t momentum_fields[GF_MOMENTUM_FIELDS] = {
+    SCALAR(8, "momentum")};
+static const fb_table_desc_t momentum_desc = {"MomentumAttr", GF_MOMENTUM_FIELDS,
+                                              momentum_fields};
 
 /* By NodeAttr type - 1 (type 0 is none). */
 static const fb_table_desc_t *const attr_descs[OP_ATTR_KIND_COUNT - 1] = {
     &conv_desc, &pointwise_desc, &reduction_desc, &norm_desc, &sdpa_desc,
     &axis_desc, &transpose_desc, &slice_desc, &pad_desc, &topk_desc,
-    &pool_desc, &resize_desc};
+    &pool_desc, &resize_desc, &momentum_desc};
 
 static const fb_field_desc_t tensor_fields[GF_TENSOR_FIELDS] = {
     SCALAR(8, "uid"),        STRING("name"),         SCALAR(1, "data_type"),
@@ -342,6 +346,10 @@ static fb_ref_t encode_attr(fb_builder_t *b, const graph_node_t *n)
         fb_add_i8(b, GF_RESIZE_MODE, (int8_t)a->resize.mode, 0);
         fb_add_i8(b, GF_RESIZE_COORDINATE, (int8_t)a->resize.coordinate, 0);
         fb_add_i8(b, GF_RESIZE_NEAREST, (int8_t)a->resize.nearest, 0);
+        return fb_table_end(b);
+    case OP_ATTR_MOMENTUM:
+        fb_table_start(b, GF_MOMENTUM_FIELDS);
+        fb_add_f64(b, GF_MOMENTUM, a->momentum, 0.1);
         return fb_table_end(b);
     default: return 0;
     }
@@ -894,6 +902,9 @@ static cdnn_status_t decode_attr_value(const decoder_t *d, const fb_table_t *a,
         return CDNN_STATUS_SUCCESS;
     case OP_ATTR_POOLING: return decode_pooling(d, a, where, &attr->pooling);
     case OP_ATTR_RESIZE: return decode_resize(d, a, where, &attr->resize);
+    case OP_ATTR_MOMENTUM: /* the builder checks the value */
+        attr->momentum = fb_get_f64(a, GF_MOMENTUM, 0.1);
+        return CDNN_STATUS_SUCCESS;
     default: return CDNN_STATUS_SUCCESS;
     }
 }

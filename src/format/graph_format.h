@@ -74,6 +74,7 @@ enum { GF_POOL_MODE, GF_POOL_SPATIAL_DIMS, GF_POOL_WINDOW, GF_POOL_STRIDE,
        GF_POOL_CEIL_MODE, GF_POOL_COUNT_INCLUDE_PAD, GF_POOL_FIELDS }; /* format 1.3 */
 enum { GF_RESIZE_MODE, GF_RESIZE_COORDINATE, GF_RESIZE_NEAREST,
        GF_RESIZE_FIELDS }; /* format 1.3 */
+enum { GF_MOMENTUM, GF_MOMENTUM_FIELDS }; /* format 1.3; momentum = 0.1 */
 
 /* NodeAttr union members (0: none) are the op table's attribute kinds,
  * op_attr_kind_t (graph/ops.h), which are numbered as the union is. */

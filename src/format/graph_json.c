@@ -197,11 +197,16 @@ static const jfield_t resize_fields[GF_RESIZE_FIELDS] = {
     FE("nearest", &resize_nearest_enum, 0)};
 static const jtable_t resize_table = {"ResizeAttr", GF_RESIZE_FIELDS, resize_fields};
 
+static const jfield_t momentum_fields[GF_MOMENTUM_FIELDS] = {
+    FD("momentum", J_F64, 0.1)};
+static const jtable_t momentum_table = {"MomentumAttr", GF_MOMENTUM_FIELDS,
+                                        momentum_fields};
+
 /* By NodeAttr type - 1 (type 0 is none). */
 static const jtable_t *const attr_tables[OP_ATTR_KIND_COUNT - 1] = {
     &conv_table, &pw_table, &reduce_table, &norm_table, &sdpa_table,
     &axis_table, &transpose_table, &slice_table, &pad_table, &topk_table,
-    &pool_table, &resize_table};
+    &pool_table, &resize_table, &momentum_table};
 
 static const jfield_t tensor_fields[GF_TENSOR_FIELDS] = {
     F("uid", J_I64),          F("name", J_STRING),

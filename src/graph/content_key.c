@@ -131,6 +131,9 @@ static void put_attr(sha256_t *w, const cdnn_node_view_t *n)
         put_i64(w, a->resize.coordinate);
         put_i64(w, a->resize.nearest);
         break;
+    case OP_ATTR_MOMENTUM:
+        put_f64(w, a->momentum);
+        break;
     case OP_ATTR_PAD:
         put_i64(w, a->pad.rank);
         for (int32_t i = 0; i < a->pad.rank && i < CDNN_MAX_RANK; i++)

@@ -546,6 +546,11 @@ static cdnn_status_t check_attr(const cdnn_graph_t *g, cdnn_op_t op, const char 
     case OP_ATTR_PAD: return check_pad_attr(g, op, name, &a->pad);
     case OP_ATTR_POOLING: return check_pooling_attr(g, op, name, &a->pooling);
     case OP_ATTR_RESIZE: return check_resize_attr(g, op, name, &a->resize);
+    case OP_ATTR_MOMENTUM:
+        if (!(a->momentum >= 0 && a->momentum <= 1)) /* NaN too */
+            return attr_fail(g, op, name, "momentum %g is not a weight from 0 to 1 "
+                             "(bad attribute)", a->momentum);
+        return CDNN_STATUS_SUCCESS;
     case OP_ATTR_TOPK:
         if (a->topk.axis < -CDNN_MAX_RANK || a->topk.axis >= CDNN_MAX_RANK)
             return attr_fail(g, op, name, "axis %d is beyond any tensor's dims "
@@ -689,6 +694,73 @@ cdnn_status_t cdnn_graph_rmsnorm(cdnn_graph_t *graph, const char *name,
     int64_t out[2] = {y, inv_rms};
     cdnn_node_attr_t a = {.epsilon = epsilon};
     return add_node(graph, CDNN_OP_RMSNORM, name, in, 3, out, 2, &a);
+}
+
+cdnn_status_t cdnn_graph_batchnorm_train(cdnn_graph_t *graph, const char *name,
+                                         double epsilon, int64_t x, int64_t scale,
+                                         int64_t bias, int64_t y, int64_t mean,
+                                         int64_t inv_variance)
+{
+    int64_t in[3] = {x, scale, bias};
+    int64_t out[3] = {y, mean, inv_variance};
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a); /* unused bytes are 0, for the key */
+    a.epsilon = epsilon;
+    return add_node(graph, CDNN_OP_BATCHNORM_TRAIN, name, in, 3, out, 3, &a);
+}
+
+cdnn_status_t cdnn_graph_batchnorm_running_stats(cdnn_graph_t *graph, const char *name,
+                                                 double momentum, int64_t x,
+                                                 int64_t running_mean,
+                                                 int64_t running_var,
+                                                 int64_t next_running_mean,
+                                                 int64_t next_running_var)
+{
+    int64_t in[3] = {x, running_mean, running_var};
+    int64_t out[2] = {next_running_mean, next_running_var};
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a);
+    a.momentum = momentum;
+    return add_node(graph, CDNN_OP_BATCHNORM_RUNNING_STATS, name, in, 3, out, 2, &a);
+}
+
+/* The three backward passes take no attributes: the forward's statistics
+ * are inputs. */
+static cdnn_status_t add_norm_bwd(cdnn_graph_t *graph, cdnn_op_t op, const char *name,
+                                  const int64_t *in, int n_in, int64_t dx,
+                                  int64_t dscale, int64_t dbias)
+{
+    int64_t out[3] = {dx, dscale, dbias};
+    cdnn_node_attr_t a;
+    memset(&a, 0, sizeof a);
+    return add_node(graph, op, name, in, n_in, out, 3, &a);
+}
+
+cdnn_status_t cdnn_graph_batchnorm_bwd(cdnn_graph_t *graph, const char *name,
+                                       int64_t dy, int64_t x, int64_t scale,
+                                       int64_t mean, int64_t inv_variance,
+                                       int64_t dx, int64_t dscale, int64_t dbias)
+{
+    const int64_t in[5] = {dy, x, scale, mean, inv_variance};
+    return add_norm_bwd(graph, CDNN_OP_BATCHNORM_BWD, name, in, 5, dx, dscale, dbias);
+}
+
+cdnn_status_t cdnn_graph_layernorm_bwd(cdnn_graph_t *graph, const char *name,
+                                       int64_t dy, int64_t x, int64_t scale,
+                                       int64_t mean, int64_t inv_variance,
+                                       int64_t dx, int64_t dscale, int64_t dbias)
+{
+    const int64_t in[5] = {dy, x, scale, mean, inv_variance};
+    return add_norm_bwd(graph, CDNN_OP_LAYERNORM_BWD, name, in, 5, dx, dscale, dbias);
+}
+
+cdnn_status_t cdnn_graph_rmsnorm_bwd(cdnn_graph_t *graph, const char *name,
+                                     int64_t dy, int64_t x, int64_t scale,
+                                     int64_t inv_rms, int64_t dx, int64_t dscale,
+                                     int64_t dbias)
+{
+    const int64_t in[4] = {dy, x, scale, inv_rms};
+    return add_norm_bwd(graph, CDNN_OP_RMSNORM_BWD, name, in, 4, dx, dscale, dbias);
 }
 
 cdnn_status_t cdnn_graph_sdpa_fwd(cdnn_graph_t *graph, const char *name,

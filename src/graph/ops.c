@@ -160,6 +160,41 @@ static const op_desc_t op_table[CDNN_OP_COUNT] = {
         .inputs = {1, 1, {"x"}}, .outputs = {1, 1, {"y"}},
         .attr = OP_ATTR_RESIZE, .float_only = 0, .same_typed_inputs = 0,
         .shape_rule = shape_rule_resize, .since_minor = 3},
+    /* Training norms.  Batch-norm's statistics are per channel (dim 1) over
+     * the other dims; layer-norm's and RMS-norm's over the dims where scale
+     * is not 1, as the forwards.  A node has at most 3 outputs, so the
+     * running statistics are their own node (cuDNN's batchnorm node has
+     * both). */
+    [CDNN_OP_BATCHNORM_TRAIN] = {
+        .name = "batchnorm_train", .schema_name = "BatchnormTrain",
+        .inputs = {3, 3, {"x", "scale", "bias"}},
+        .outputs = {1, 3, {"y", "mean", "inv_variance"}},
+        .attr = OP_ATTR_NORM, .float_only = 1, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_batchnorm_train, .since_minor = 3},
+    [CDNN_OP_BATCHNORM_RUNNING_STATS] = {
+        .name = "batchnorm_running_stats", .schema_name = "BatchnormRunningStats",
+        .inputs = {3, 3, {"x", "running_mean", "running_var"}},
+        .outputs = {2, 2, {"next_running_mean", "next_running_var"}},
+        .attr = OP_ATTR_MOMENTUM, .float_only = 1, .same_typed_inputs = 0,
+        .shape_rule = shape_rule_batchnorm_running, .since_minor = 3},
+    [CDNN_OP_BATCHNORM_BWD] = {
+        .name = "batchnorm_bwd", .schema_name = "BatchnormBwd",
+        .inputs = {5, 5, {"dy", "x", "scale", "mean", "inv_variance"}},
+        .outputs = {1, 3, {"dx", "dscale", "dbias"}},
+        .attr = OP_ATTR_NONE, .float_only = 1, .same_typed_inputs = 2,
+        .shape_rule = shape_rule_batchnorm_bwd, .since_minor = 3},
+    [CDNN_OP_LAYERNORM_BWD] = {
+        .name = "layernorm_bwd", .schema_name = "LayernormBwd",
+        .inputs = {5, 5, {"dy", "x", "scale", "mean", "inv_variance"}},
+        .outputs = {1, 3, {"dx", "dscale", "dbias"}},
+        .attr = OP_ATTR_NONE, .float_only = 1, .same_typed_inputs = 2,
+        .shape_rule = shape_rule_norm_bwd, .since_minor = 3},
+    [CDNN_OP_RMSNORM_BWD] = {
+        .name = "rmsnorm_bwd", .schema_name = "RmsnormBwd",
+        .inputs = {4, 4, {"dy", "x", "scale", "inv_rms"}},
+        .outputs = {1, 3, {"dx", "dscale", "dbias"}},
+        .attr = OP_ATTR_NONE, .float_only = 1, .same_typed_inputs = 2,
+        .shape_rule = shape_rule_norm_bwd, .since_minor = 3},
 };
 
 /* The attribute union is part of the provider ABI (cdnn_node_view_t): a
@@ -237,7 +272,7 @@ const char *op_attr_schema_name(int kind)
         [OP_ATTR_AXIS] = "AxisAttr", [OP_ATTR_TRANSPOSE] = "TransposeAttr",
         [OP_ATTR_SLICE] = "SliceAttr", [OP_ATTR_PAD] = "PadAttr",
         [OP_ATTR_TOPK] = "TopkAttr", [OP_ATTR_POOLING] = "PoolingAttr",
-        [OP_ATTR_RESIZE] = "ResizeAttr"};
+        [OP_ATTR_RESIZE] = "ResizeAttr", [OP_ATTR_MOMENTUM] = "MomentumAttr"};
     return kind >= 0 && kind < OP_ATTR_KIND_COUNT ? names[kind] : "unknown";
 }
 

@@ -34,6 +34,7 @@ typedef enum op_attr_kind {
     OP_ATTR_TOPK,      /* cdnn_topk_attr_t topk (graph format 1.3) */
     OP_ATTR_POOLING,   /* cdnn_pooling_attr_t pooling (graph format 1.3) */
     OP_ATTR_RESIZE,    /* cdnn_resize_attr_t resize (graph format 1.3) */
+    OP_ATTR_MOMENTUM,  /* double momentum (graph format 1.3) */
     OP_ATTR_KIND_COUNT
 } op_attr_kind_t;
 
@@ -130,5 +131,9 @@ cdnn_status_t shape_rule_topk(const struct node_check *c);
 cdnn_status_t shape_rule_pooling_fwd(const struct node_check *c);
 cdnn_status_t shape_rule_pooling_bwd(const struct node_check *c);
 cdnn_status_t shape_rule_resize(const struct node_check *c);
+cdnn_status_t shape_rule_batchnorm_train(const struct node_check *c);
+cdnn_status_t shape_rule_batchnorm_running(const struct node_check *c);
+cdnn_status_t shape_rule_batchnorm_bwd(const struct node_check *c);
+cdnn_status_t shape_rule_norm_bwd(const struct node_check *c);
 
 #endif

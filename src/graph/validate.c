@@ -722,6 +722,112 @@ cdnn_status_t shape_rule_norm(const node_check_t *c)
     return CDNN_STATUS_SUCCESS;
 }
 
+/* ---- training passes of the norms ---- */
+
+/* Batch-norm's x at port `port`: rank >= 2; per_channel gets [1, C, 1...]. */
+static cdnn_status_t batchnorm_x(const node_check_t *c, int port, int64_t *per_channel)
+{
+    const cdnn_tensor_view_t *x = in_view(c, port);
+    if (x->rank < 2)
+        return port_fail(c, 1, port, "must have rank >= 2, [N, C, ...] (shape mismatch)");
+    for (int32_t d = 0; d < x->rank; d++)
+        per_channel[d] = d == 1 ? x->dims[1] : 1;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Outputs from `first` on, each [1, C, 1...] (absent ones skipped). */
+static cdnn_status_t per_channel_outputs(const node_check_t *c, int first, int32_t rank,
+                                         const int64_t *per_channel)
+{
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    for (int p = first; p < CDNN_NODE_MAX_OUTPUTS && !st; p++)
+        st = expect_output(c, p, rank, per_channel);
+    return st;
+}
+
+cdnn_status_t shape_rule_batchnorm_train(const node_check_t *c)
+{
+    int64_t param[CDNN_MAX_RANK];
+    cdnn_status_t st = check_epsilon(c);
+    if (st || (st = batchnorm_x(c, 0, param)))
+        return st;
+    const cdnn_tensor_view_t *x = in_view(c, 0);
+    for (int p = 1; p < 3; p++)
+        if ((st = expect_dims(c, p, x->rank, param, "one value per channel")))
+            return st;
+    if ((st = expect_output(c, 0, x->rank, x->dims)))
+        return st;
+    return per_channel_outputs(c, 1, x->rank, param);
+}
+
+cdnn_status_t shape_rule_batchnorm_running(const node_check_t *c)
+{
+    double m = c->n->attr.momentum;
+    if (!(m >= 0 && m <= 1))
+        return node_fail(c->n, "momentum %g is not a weight from 0 to 1 (bad attribute)", m);
+    int64_t param[CDNN_MAX_RANK];
+    cdnn_status_t st = batchnorm_x(c, 0, param);
+    if (st)
+        return st;
+    const cdnn_tensor_view_t *x = in_view(c, 0);
+    int64_t per_channel = 1;
+    for (int32_t d = 0; d < x->rank; d++)
+        per_channel *= d == 1 ? 1 : x->dims[d];
+    if (per_channel < 2)
+        return port_fail(c, 1, 0, "has 1 value per channel; the unbiased variance of "
+                                  "the running statistics needs at least 2 (N times "
+                                  "the spatial dims) (shape mismatch)");
+    for (int p = 1; p < 3; p++)
+        if ((st = expect_dims(c, p, x->rank, param, "one value per channel")))
+            return st;
+    return per_channel_outputs(c, 0, x->rank, param);
+}
+
+cdnn_status_t shape_rule_batchnorm_bwd(const node_check_t *c)
+{
+    int64_t param[CDNN_MAX_RANK];
+    cdnn_status_t st = batchnorm_x(c, 1, param);
+    if (st)
+        return st;
+    const cdnn_tensor_view_t *x = in_view(c, 1);
+    if ((st = expect_dims(c, 0, x->rank, x->dims, "the dims of x")))
+        return st;
+    for (int p = 2; p < 5; p++)
+        if ((st = expect_dims(c, p, x->rank, param, "one value per channel")))
+            return st;
+    if ((st = expect_output(c, 0, x->rank, x->dims)))
+        return st;
+    return per_channel_outputs(c, 1, x->rank, param);
+}
+
+/* Layer-norm and RMS-norm backward: dy, x, scale, then the statistics
+ * (mean and inv_variance, or inv_rms), which have x's dims reduced over the
+ * normalised dims (where scale is not 1). */
+cdnn_status_t shape_rule_norm_bwd(const node_check_t *c)
+{
+    const cdnn_tensor_view_t *x = in_view(c, 1), *scale = in_view(c, 2);
+    cdnn_status_t st = expect_rank(c, 2, x->rank);
+    if (st || (st = expect_dims(c, 0, x->rank, x->dims, "the dims of x")))
+        return st;
+    int64_t stats[CDNN_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++) {
+        if (scale->dims[d] != x->dims[d] && scale->dims[d] != 1)
+            return port_fail(c, 1, 2, "must have, in each dim, x's size (normalised) "
+                                      "or 1 (shape mismatch)");
+        stats[d] = scale->dims[d] == 1 ? x->dims[d] : 1;
+    }
+    int ports = op_desc(c->n->op)->inputs.count;
+    for (int p = 3; p < ports; p++)
+        if ((st = expect_dims(c, p, x->rank, stats,
+                              "x's dims with 1 on the normalised dims")))
+            return st;
+    if ((st = expect_output(c, 0, x->rank, x->dims)))
+        return st;
+    int64_t sdims[CDNN_MAX_RANK];
+    memcpy(sdims, scale->dims, sizeof(int64_t) * (size_t)x->rank);
+    return per_channel_outputs(c, 1, x->rank, sdims);
+}
+
 cdnn_status_t shape_rule_sdpa(const node_check_t *c)
 {
     const cdnn_sdpa_attr_t *a = &c->n->attr.sdpa;

@@ -982,6 +982,59 @@ static void test_concat_slice_round_trips(void **state)
     }
 }
 
+/* The training norms (format 1.3): batch-norm training forward, running
+ * statistics (momentum 0.1, the default, left out of the bytes and the JSON;
+ * 0.25 kept) and backward, layer-norm and RMS-norm backward, round-trip
+ * binary and JSON with the same content key. */
+static void test_norm_train_round_trips(void **state)
+{
+    (void)state;
+    for (int defaults = 0; defaults < 2; defaults++) {
+        cdnn_graph_t *g = NULL;
+        OK(cdnn_graph_create(&g));
+        int64_t x[4] = {2, 3, 4, 5}, c[4] = {1, 3, 1, 1}, row[4] = {1, 1, 1, 5},
+                st[4] = {2, 3, 4, 1};
+        OK(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_F32, 4, x, NULL));
+        for (int64_t u = 2; u <= 5; u++) /* scale, bias, running mean, var */
+            OK(cdnn_graph_tensor(g, u, NULL, CDNN_DATA_TYPE_F32, 4, c, NULL));
+        for (int64_t u = 6; u <= 10; u++) /* y, mean (not with defaults), inv,
+                                            * next mean, next var */
+            if (u != 7 || !defaults)
+                OK(cdnn_graph_tensor(g, u, NULL, CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+        OK(cdnn_graph_batchnorm_train(g, "bn", 1e-5, 1, 2, 3, 6,
+                                      defaults ? CDNN_UID_NONE : 7, 8));
+        OK(cdnn_graph_batchnorm_running_stats(g, "bn_run", defaults ? 0.1 : 0.25, 1,
+                                              4, 5, 9, 10));
+        for (int64_t u = 11; u <= 13; u++) /* dx, dscale (not with defaults), dbias */
+            if (u != 12 || !defaults)
+                OK(cdnn_graph_tensor(g, u, NULL, CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+        OK(cdnn_graph_batchnorm_bwd(g, "bn_bwd", 6, 1, 2, defaults ? 3 : 7, 8, 11,
+                                    defaults ? CDNN_UID_NONE : 12, 13));
+        /* layer-norm and RMS-norm backward over the last dim */
+        OK(cdnn_graph_tensor(g, 14, "g", CDNN_DATA_TYPE_F32, 4, row, NULL));
+        OK(cdnn_graph_tensor(g, 15, "m", CDNN_DATA_TYPE_F32, 4, st, NULL));
+        OK(cdnn_graph_tensor(g, 16, "r", CDNN_DATA_TYPE_F32, 4, st, NULL));
+        for (int64_t u = 17; u <= 20; u++) /* dx, dscale, dbias (not with
+                                             * defaults), rms dx */
+            if (u != 19 || !defaults)
+                OK(cdnn_graph_tensor(g, u, NULL, CDNN_DATA_TYPE_F32, 0, NULL, NULL));
+        OK(cdnn_graph_layernorm_bwd(g, "ln_bwd", 11, 1, 14, 15, 16, 17, 18,
+                                    defaults ? CDNN_UID_NONE : 19));
+        OK(cdnn_graph_rmsnorm_bwd(g, "rms_bwd", 17, 1, 14, 16, 20, CDNN_UID_NONE,
+                                  CDNN_UID_NONE));
+        expect_round_trips(g, 3);
+        char *json = NULL;
+        OK(cdnn_graph_to_json(g, &json));
+        assert_non_null(strstr(json, "\"BatchnormRunningStats\""));
+        assert_non_null(strstr(json, "\"RmsnormBwd\""));
+        assert_non_null(strstr(json, "\"MomentumAttr\""));
+        assert_true((strstr(json, "\"momentum\": 0.25") != NULL) == !defaults);
+        assert_true(strstr(json, "\"momentum\": 0.1") == NULL);
+        free(json);
+        cdnn_graph_destroy(g);
+    }
+}
+
 /* An attention forward and its backward (format 1.3: SdpaBwd) round-trip
  * binary and JSON; the forward alone stays 1.1. */
 static void test_sdpa_bwd_round_trips(void **state)
@@ -1361,6 +1414,7 @@ int main(void)
         cmocka_unit_test(test_json_python_nonfinite),
         cmocka_unit_test(test_lowest_minor_layernorm_bias),
         cmocka_unit_test(test_sdpa_bwd_round_trips),
+        cmocka_unit_test(test_norm_train_round_trips),
         cmocka_unit_test(test_gather_topk_round_trips),
         cmocka_unit_test(test_pool_resize_round_trips),
         cmocka_unit_test(test_softmax_round_trips),
