@@ -537,8 +537,8 @@ class Layer:
                        f"{resaved}")
 
     def rebuild_from_json(self, handle):
-        """The graph through its JSON form, built again on `handle`: the
-        same outputs, byte for byte."""
+        """The graph through its JSON form, built again on `handle` with
+        the first build's engine: the same outputs, byte for byte."""
         api, name = self.api, f"{self.name}: JSON round trip"
         text = P()
         api.call("cdnn_graph_to_json", self.g.ptr, ctypes.byref(text))
@@ -547,7 +547,16 @@ class Layer:
         graph = P()
         api.call("cdnn_graph_from_json", ctypes.byref(graph), json, len(json))
         try:
-            api.call("cdnn_graph_build", graph, handle, None)
+            # The first build's engine: another one may round otherwise.
+            opts = P()
+            api.call("cdnn_build_options_create", ctypes.byref(opts))
+            try:
+                engine_id = api.lib.cdnn_engine_id_from_name(
+                    self.engine.encode())
+                api.call("cdnn_build_options_pin_engine", opts, engine_id)
+                api.call("cdnn_graph_build", graph, handle, opts)
+            finally:
+                api.lib.cdnn_build_options_destroy(opts)
             same = self.execute_fresh(graph, handle)
         finally:
             api.lib.cdnn_graph_destroy(graph)
