@@ -9,7 +9,10 @@
  * memory order instead of one cache line per element.  Each type has its
  * own loop; floats are compared as floats (f16 and bf16 widened, exactly)
  * and integers as 64-bit integers, with NumPy's rules: the first extreme
- * wins, and the first NaN is the extreme.
+ * wins, and the first NaN is the extreme.  f32 has two faster paths: a
+ * contiguous row takes a vectorised max/min pass and then a search for the
+ * first position holding it, and lanes contiguous in memory are compared
+ * branch-free with 32-bit positions.
  *
  * Top-k maps each element of a row to a 64-bit key whose integer order is
  * the value order (integers as they are; floats by their bits, -0 as +0,
