@@ -53,8 +53,7 @@ max |torch|, PASS or FAIL against the tolerance stated below.  Exit status
 installed.
 
 The backward of each matmul is a matmul on transposed views (strides) of
-saved tensors.  A variant whose ops this library lacks prints NOT RUN and
-does not count as passed or failed.
+saved tensors.  A variant whose ops the library lacks fails, naming them.
 """
 import ctypes
 import math
@@ -106,8 +105,8 @@ class PoolingAttr(ctypes.Structure):
 
 POOLING_MODES = ["max", "avg"]  # cdnn_pooling_mode_t
 
-# The training ops other parts of issue 12 add: registered where this
-# library has them (a variant that needs a missing one says NOT RUN).
+# The training ops other parts of issue 12 added: bound where the library
+# has them (a variant that needs a missing one fails, naming it).
 I64 = ctypes.c_int64
 OPTIONAL_FUNCTIONS = {
     "cdnn_graph_batchnorm_train": [P, ctypes.c_char_p, ctypes.c_double]
@@ -1055,10 +1054,9 @@ def main():
                 missing = [n for n in needs
                            if "cdnn_graph_" + n not in present]
                 if missing:
-                    print(f"NOT RUN: {check.__name__}{args} "
-                          f"{np.dtype(dtype).name} {runner.label}: this "
-                          f"library has no "
-                          f"{', '.join(missing)}")
+                    fail(f"{check.__name__}{args} {np.dtype(dtype).name} "
+                         f"{runner.label}", "the library has no "
+                         + ", ".join(missing))
                     continue
                 try:
                     check(api, runner, dtype, *args)
