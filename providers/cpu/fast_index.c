@@ -330,6 +330,15 @@ static int64_t arg_row_f32(const float *x, int64_t n, int want_max)
 /* count f32 rows side by side (s_row 1: neighbours in memory), one axis
  * position at a time, branch-free with 32-bit positions (n < 2^31) so
  * that the lanes vectorise. */
+/* One lane's step: a kept NaN stays (cur != cur); the first NaN met is
+ * kept; else the better value. */
+#define LANE_STEP(BETTER, b)                                                    \
+    do {                                                                        \
+        float v = row[b], cur = value[b];                                       \
+        int take = (cur == cur) & ((v != v) | BETTER(v, cur));                  \
+        value[b] = take ? v : cur;                                              \
+        at[b] = take ? i : at[b];                                               \
+    } while (0)
 #define LANES_F32(NAME, BETTER)                                                 \
     static void NAME(const float *x, int64_t n, int64_t s_axis, int64_t count,  \
                      int64_t *best)                                             \
@@ -340,15 +349,16 @@ static int64_t arg_row_f32(const float *x, int64_t n, int want_max)
             value[b] = x[b];                                                    \
             at[b] = 0;                                                          \
         }                                                                       \
+        /* a full block's trip count is a constant, which vectorises */      \
+        int64_t lanes = count == ARG_BLOCK ? ARG_BLOCK : count;                 \
         for (int32_t i = 1; i < (int32_t)n; i++) {                              \
             const float *row = x + i * s_axis;                                  \
-            for (int64_t b = 0; b < count; b++) {                               \
-                float v = row[b], cur = value[b];                               \
-                /* a kept NaN stays (cur != cur); the first NaN met is kept */  \
-                int take = (cur == cur) & ((v != v) | BETTER(v, cur));          \
-                value[b] = take ? v : cur;                                      \
-                at[b] = take ? i : at[b];                                       \
-            }                                                                   \
+            if (count == ARG_BLOCK)                                             \
+                for (int b = 0; b < ARG_BLOCK; b++)                             \
+                    LANE_STEP(BETTER, b);                                       \
+            else                                                                \
+                for (int64_t b = 0; b < lanes; b++)                             \
+                    LANE_STEP(BETTER, b);                                       \
         }                                                                       \
         for (int64_t b = 0; b < count; b++)                                     \
             best[b] = at[b];                                                    \
