@@ -239,6 +239,12 @@ static void every_op(cdnn_graph_t *g)
     cdnn_graph_rmsnorm(g, "rms", 0.001, 1, 2, CDNN_UID_NONE, 4, 5);
     cdnn_sdpa_attr_t s = {0.125, 1};
     cdnn_graph_sdpa_fwd(g, "sdpa", &s, 1, 2, 3, 4);
+    /* format 1.3 */
+    cdnn_graph_sdpa_bwd(g, "sdpa_bwd", &s, 1, 2, 3, 4, 5, 6, 7, 8);
+    cdnn_graph_gather(g, "gather", 1, 1, 2, 3);
+    cdnn_graph_gather_elements(g, "gather_elements", -2, 1, 2, 3);
+    cdnn_topk_attr_t t = {1, 0, 7};
+    cdnn_graph_topk(g, "topk", &t, 1, 2, 3);
 }
 
 static int every_enum(const char *out)
