@@ -46,8 +46,10 @@ they take; the engines used are printed per layer group.
 
 The oracle is PyTorch (torch.nn.functional and autograd) in float64 on the
 same values: an implementation no one here wrote.  Each network runs in
-float64 (every tensor f64) and in float32 (inputs rounded to f32, PyTorch
-still in float64).  One line per compared tensor: max |cdnn - torch| /
+float64 (every tensor f64), float32, float16 and bfloat16 (every tensor,
+intermediates included, stored in that type; f16 and bf16 compute in f32,
+as mixed-precision training does); PyTorch always works in float64 on the
+values as rounded to the run's type.  One line per compared tensor: max |cdnn - torch| /
 max |torch|, PASS or FAIL against the tolerance stated below.  Exit status
 0 when all pass, 1 on any failure, 77 (ctest's skip) when PyTorch is not
 installed.
@@ -146,7 +148,40 @@ def register_optional(api):
 # the fast engines of the per-op runs sum in float in their own order
 # (measured: at most 6.3e-7).  The run ends with the largest error seen
 # under each tolerance.
-TOLERANCE = {np.float64: 1e-12, np.float32: 1e-5}
+class Precision:
+    """How a run stores its tensors: the NumPy storage type (bf16 as its
+    uint16 bits), cdnn's type, the graph's compute type, and the
+    tolerance of its comparisons."""
+
+    def __init__(self, name, storage, code, compute, tol):
+        self.name, self.storage, self.code = name, np.dtype(storage), code
+        self.compute, self.tol = compute, tol
+
+    def store(self, values):
+        """float values -> this precision's storage (rounded to nearest)."""
+        if self.code == oracle.BF16:
+            return oracle.bf16_round(np.asarray(values, np.float32))
+        return np.asarray(values).astype(self.storage)
+
+    def value(self, stored):
+        """Stored elements as float64."""
+        if self.code == oracle.BF16:
+            stored = oracle.bf16_value(stored)
+        return np.asarray(stored, np.float64)
+
+    def nan(self):
+        return self.store(np.full(1, np.nan))[0]
+
+
+# f16 and bf16 store every tensor (intermediates too) in their type and
+# compute in f32, as mixed-precision training does; their errors are those
+# roundings through four graphs (measured: f16 1.4e-3, bf16 1.1e-2).
+PRECISIONS = [
+    Precision("f64", np.float64, oracle.F64, oracle.F64, 1e-12),
+    Precision("f32", np.float32, oracle.F32, oracle.F32, 1e-5),
+    Precision("f16", np.float16, oracle.F16, oracle.F32, 5e-3),
+    Precision("bf16", np.uint16, oracle.BF16, oracle.F32, 4e-2),
+]
 
 FAILURES = []
 WORST = {}  # tolerance -> (largest error seen under it, check's name)
@@ -185,14 +220,13 @@ class Layer:
     named, every other tensor virtual; shapes tracked so that each helper
     declares its result's shape."""
 
-    def __init__(self, api, name, dtype, channels_last=False):
+    def __init__(self, api, name, prec, channels_last=False):
         self.api, self.name = api, name
         self.channels_last = channels_last
-        self.dtype = np.dtype(dtype)
-        self.code = oracle.F64 if self.dtype == np.float64 else oracle.F32
+        self.prec, self.dtype, self.code = prec, prec.storage, prec.code
         self.g = oracle.Graph(api)
         api.call("cdnn_graph_set_data_types", self.g.ptr, self.code,
-                 self.code, self.code)
+                 self.code, prec.compute)
         self.shapes = {}
         self.outputs = {}  # name -> uid
         self.engine = None
@@ -239,9 +273,9 @@ class Layer:
         indexed over NHWC memory (as its virtual tensors are laid out)."""
         if self.channels_last and len(shape) == 4:
             n, c, h, w = shape
-            base = np.full((n, h, w, c), np.nan, self.dtype)
+            base = np.full((n, h, w, c), self.prec.nan(), self.dtype)
             return base.transpose(0, 3, 1, 2)
-        return np.full(shape, np.nan, self.dtype)
+        return np.full(shape, self.prec.nan(), self.dtype)
 
     def scalar(self, value, rank):
         uid = self.g.scalar(value, rank, self.code)
@@ -468,7 +502,7 @@ class Layer:
         for name, args, ins, outs in self.ops:
             g = oracle.Graph(api)
             api.call("cdnn_graph_set_data_types", g.ptr, self.code,
-                     self.code, self.code)
+                     self.code, self.prec.compute)
             bound = {}
             for uid in dict.fromkeys(ins + outs):  # x * x reads x once
                 if uid in self.scalars:
@@ -509,7 +543,7 @@ class Layer:
         fresh = {}
         for uid in self.outputs.values():
             fresh[uid] = arrays[uid] = np.full_like(
-                arrays[uid], -1 if uid in self.codes else np.nan)
+                arrays[uid], -1 if uid in self.codes else self.prec.nan())
         size = ctypes.c_size_t()
         api.call("cdnn_graph_workspace_size", graph, ctypes.byref(size))
         workspace = np.zeros(max(size.value, 1), np.uint8)
@@ -655,11 +689,12 @@ def norm_bwd(L, dy, x, mean, rstd, gamma, stat_axes, param_axes, names):
     return L.pw("mul", centred, rstd)
 
 
-def resnet_params(dtype, n=2, c=4, h=6, w=6):
+def resnet_params(prec, n=2, c=4, h=6, w=6):
+    """Random inputs, weights and the loss's gradient, in prec's storage."""
     rng = np.random.default_rng(1212)
 
     def r(*shape, scale=1.0):
-        return (rng.standard_normal(shape) * scale).astype(dtype)
+        return rng.standard_normal(shape) * scale
     p = {"x": r(n, c, h, w), "w1": r(c, c, 3, 3, scale=0.3),
          "g1": 1 + r(1, c, 1, 1, scale=0.2), "b1": r(1, c, 1, 1, scale=0.2),
          "w2": r(c, c, 3, 3, scale=0.3),
@@ -668,7 +703,7 @@ def resnet_params(dtype, n=2, c=4, h=6, w=6):
          "rv1": 0.5 + np.abs(r(1, c, 1, 1)), "rv2": 0.5 + np.abs(r(1, c, 1, 1))}
     # The loss's gradient at the pooled output: [N, C, 1, 1].
     p["dpool"] = r(n, c, 1, 1)
-    return p
+    return {k: prec.store(v) for k, v in p.items()}
 
 
 def bn_fwd(L, variant, p, c, i):
@@ -701,25 +736,25 @@ def channels_last(a):
     return np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
 
 
-def resnet_cdnn(api, runner, p, dtype, variant, layout):
+def resnet_cdnn(api, runner, p, prec, variant, layout):
     """The block as four graphs.  variant "ops": batch-norm by
     batchnorm_train / batchnorm_running_stats / batchnorm_bwd, a 2x2 max
     pool then a global average pool, both pooling ops, forward and
     backward.  "composed": batch-norm and its backward as reductions and
     pointwise nodes, the global average pool a reduction (no max pool)."""
-    tag = f"resnet({variant},{layout}) {np.dtype(dtype).name} {runner.label}"
+    tag = f"resnet({variant},{layout}) {prec.name} {runner.label}"
     nhwc = layout == "nhwc"
     if nhwc:  # every tensor channels-last: inputs, outputs, virtual ones
         p = {k: channels_last(v) for k, v in p.items()}
     pools = "maxpool+avgpool" if variant == "ops" else "avgpool"
     # Forward 1: conv1 -> bn1 -> relu.
-    L1 = Layer(api, f"{tag} fwd conv1+bn1+relu", dtype, nhwc)
+    L1 = Layer(api, f"{tag} fwd conv1+bn1+relu", prec, nhwc)
     c1 = L1.conv_fwd(L1.input(p["x"]), L1.input(p["w1"]), 1, out="c1")
     L1.pw("relu_fwd", bn_fwd(L1, variant, p, c1, 1), out="a1")
     f = run_layers([L1], runner)
 
     # Forward 2: conv2 -> bn2 -> + x -> relu -> pools.
-    L2 = Layer(api, f"{tag} fwd conv2+bn2+add+relu+{pools}", dtype, nhwc)
+    L2 = Layer(api, f"{tag} fwd conv2+bn2+add+relu+{pools}", prec, nhwc)
     c2 = L2.conv_fwd(L2.input(f["a1"]), L2.input(p["w2"]), 1, out="c2")
     bn2 = bn_fwd(L2, variant, p, c2, 2)
     y = L2.pw("relu_fwd", L2.pw("add", bn2, L2.input(p["x"])), out="y")
@@ -734,7 +769,7 @@ def resnet_cdnn(api, runner, p, dtype, variant, layout):
     f.update(run_layers([L2], runner))
 
     # Backward 2: pools -> relu -> (residual) -> bn2 -> conv2.
-    L3 = Layer(api, f"{tag} bwd {pools}+relu+add+bn2+conv2", dtype, nhwc)
+    L3 = Layer(api, f"{tag} bwd {pools}+relu+add+bn2+conv2", prec, nhwc)
     dpool = L3.input(p["dpool"])
     y = L3.input(f["y"])
     if variant == "ops":
@@ -755,7 +790,7 @@ def resnet_cdnn(api, runner, p, dtype, variant, layout):
     f.update(run_layers([L3], runner))
 
     # Backward 1: relu -> bn1 -> conv1, + the residual's gradient.
-    L4 = Layer(api, f"{tag} bwd relu+bn1+conv1+residual", dtype, nhwc)
+    L4 = Layer(api, f"{tag} bwd relu+bn1+conv1+residual", prec, nhwc)
     dbn1 = L4.pw("relu_bwd", L4.input(f["da1"]), L4.input(f["a1"]))
     dc1 = bn_bwd(L4, variant, p, dbn1, f, 1)
     L4.conv_bwd_filter(L4.input(p["x"]), dc1, p["w1"].shape, 1, out="dw1")
@@ -769,11 +804,11 @@ def mp_size(f):
     return f["maxpooled"].shape[2]
 
 
-def resnet_torch(p, variant):
-    t = {k: torch.tensor(v.astype(np.float64), requires_grad=True)
+def resnet_torch(p, prec, variant):
+    t = {k: torch.tensor(prec.value(v), requires_grad=True)
          for k, v in p.items() if k[0] in "xwgb"}
     c = t["x"].shape[1]
-    running = {k: torch.tensor(p[k].astype(np.float64).reshape(c))
+    running = {k: torch.tensor(prec.value(p[k]).reshape(c))
                for k in ("rm1", "rv1", "rm2", "rv2")}
 
     def bn(v, i):
@@ -789,7 +824,7 @@ def resnet_torch(p, variant):
         pooled = F.adaptive_avg_pool2d(maxpooled, 1)
     else:
         pooled = F.adaptive_avg_pool2d(y, 1)
-    pooled.backward(torch.tensor(p["dpool"].astype(np.float64)))
+    pooled.backward(torch.tensor(prec.value(p["dpool"])))
     out = {"a1": a1, "y": y, "pooled": pooled}
     out = {k: v.detach().numpy() for k, v in out.items()}
     out.update({"d" + k: t[k].grad.numpy() for k in t})
@@ -801,20 +836,19 @@ def resnet_torch(p, variant):
     return out
 
 
-def check_resnet(api, runner, dtype, variant, layout):
-    p = resnet_params(dtype)
-    got = resnet_cdnn(api, runner, p, dtype, variant, layout)
-    want = resnet_torch(p, variant)
-    tol = TOLERANCE[dtype]
-    tag = (f"resnet({variant},{layout}) {np.dtype(dtype).name} {runner.label}"
-           " vs torch")
+def check_resnet(api, runner, prec, variant, layout):
+    p = resnet_params(prec)
+    got = resnet_cdnn(api, runner, p, prec, variant, layout)
+    want = resnet_torch(p, prec, variant)
+    tol = prec.tol
+    tag = f"resnet({variant},{layout}) {prec.name} {runner.label} vs torch"
     names = ["a1", "y", "pooled", "dx", "dw1", "dg1", "db1", "dw2", "dg2",
              "db2"]
     if variant == "ops":
         names += ["running_mean1", "running_var1", "running_mean2",
                   "running_var2"]
     for name in names:
-        report(f"{tag} {name}", got[name], want[name], tol)
+        report(f"{tag} {name}", prec.value(got[name]), want[name], tol)
     if "argmax" in got:  # positions: exact
         report(f"{tag} maxpool indices", got["argmax"], want["argmax"], 0)
 
@@ -828,12 +862,13 @@ B, S, D, HEADS, FF = 2, 5, 16, 2, 32
 T, DH = B * S, D // HEADS
 
 
-def transformer_params(dtype):
+def transformer_params(prec):
+    """Random input, weights and the loss's gradient, in prec's storage."""
     rng = np.random.default_rng(1213)
 
     def r(*shape, scale=1.0):
-        return (rng.standard_normal(shape) * scale).astype(dtype)
-    return {"x": r(1, T, D),
+        return rng.standard_normal(shape) * scale
+    p = {"x": r(1, T, D),
             "ln1_g": 1 + r(1, 1, D, scale=0.2), "ln1_b": r(1, 1, D, scale=0.2),
             "wqkv": r(1, D, 3 * D, scale=D ** -0.5),
             "bqkv": r(1, 1, 3 * D, scale=0.1),
@@ -842,6 +877,7 @@ def transformer_params(dtype):
             "w1": r(1, D, FF, scale=D ** -0.5), "b1": r(1, 1, FF, scale=0.1),
             "w2": r(1, FF, D, scale=FF ** -0.5), "b2": r(1, 1, D, scale=0.1),
             "dy": r(1, T, D)}
+    return {k: prec.store(v) for k, v in p.items()}
 
 
 def split_heads(L, x, out=None):
@@ -854,10 +890,10 @@ def merge_heads(L, x, out=None):
     return L.reshape(L.transpose(x, (0, 2, 1, 3)), (1, T, D), out=out)
 
 
-def causal_mask(dtype):
+def causal_mask(prec):
     """0 where query i sees key j <= i, -inf elsewhere: [1, 1, S, S]."""
     seen = np.tril(np.ones((S, S), bool))
-    return np.where(seen, 0.0, -np.inf).astype(dtype).reshape(1, 1, S, S)
+    return prec.store(np.where(seen, 0.0, -np.inf).reshape(1, 1, S, S))
 
 
 def explicit_attention_fwd(L, q, k, v):
@@ -865,7 +901,7 @@ def explicit_attention_fwd(L, q, k, v):
     probabilities are an output (the backward reads them)."""
     scores = L.matmul(q, L.transpose(k, (0, 1, 3, 2)))
     masked = L.pw("add", L.pw("mul", scores, 1.0 / math.sqrt(DH)),
-                  L.input(causal_mask(L.dtype)))
+                  L.input(causal_mask(L.prec)))
     return L.matmul(L.softmax(masked, out="probs"), v, out="o")
 
 
@@ -911,15 +947,15 @@ def prenorm_bwd(L, norm, p, f, dy, x_name, i):
     return norm_bwd(L, dy, x, mean, rstd, gamma, (2,), (1,), names)
 
 
-def transformer_cdnn(api, runner, p, dtype, attention, norm):
+def transformer_cdnn(api, runner, p, prec, attention, norm):
     """The block as four graphs; attention "sdpa" (sdpa_fwd, sdpa_bwd) or
     "explicit" (matmul, softmax, matmul and their backward); layer-norm's
     backward by op ("op") or "composed"."""
-    tag = (f"transformer({attention},{norm} norm) {np.dtype(dtype).name}"
+    tag = (f"transformer({attention},{norm} norm) {prec.name}"
            f" {runner.label}")
     # Forward 1: ln1 -> qkv -> heads -> attention -> proj -> + x.
     core = "sdpa" if attention == "sdpa" else "matmul+softmax+matmul"
-    L1 = Layer(api, f"{tag} fwd ln1+qkv+{core}+proj+add", dtype)
+    L1 = Layer(api, f"{tag} fwd ln1+qkv+{core}+proj+add", prec)
     x = L1.input(p["x"])
     xn1 = prenorm(L1, norm, p, x, 1)
     qkv = L1.pw("add", L1.matmul(xn1, L1.input(p["wqkv"])),
@@ -936,7 +972,7 @@ def transformer_cdnn(api, runner, p, dtype, attention, norm):
     f1 = run_layers([L1], runner)
 
     # Forward 2: ln2 -> matmul -> gelu -> matmul -> + h1.
-    L2 = Layer(api, f"{tag} fwd ln2+mlp(gelu)+add", dtype)
+    L2 = Layer(api, f"{tag} fwd ln2+mlp(gelu)+add", prec)
     h1 = L2.input(f1["h1"])
     xn2 = prenorm(L2, norm, p, h1, 2)
     u = L2.pw("add", L2.matmul(xn2, L2.input(p["w1"])), L2.input(p["b1"]),
@@ -947,7 +983,7 @@ def transformer_cdnn(api, runner, p, dtype, attention, norm):
     f2 = run_layers([L2], runner)
 
     # Backward 2: MLP and ln2, + the residual's gradient.
-    L3 = Layer(api, f"{tag} bwd mlp(gelu)+ln2+add", dtype)
+    L3 = Layer(api, f"{tag} bwd mlp(gelu)+ln2+add", prec)
     dy = L3.input(p["dy"])
     L3.matmul(L3.input(tview(f2["m"])), dy, out="dw2")
     L3.reduce("add", dy, (1,), out="db2")
@@ -962,7 +998,7 @@ def transformer_cdnn(api, runner, p, dtype, attention, norm):
 
     # Backward 1: projection, attention (sdpa_bwd), qkv, ln1, + residual.
     core = "sdpa_bwd" if attention == "sdpa" else "matmuls+softmax bwd"
-    L4 = Layer(api, f"{tag} bwd proj+{core}+qkv+ln1+add", dtype)
+    L4 = Layer(api, f"{tag} bwd proj+{core}+qkv+ln1+add", prec)
     dh1 = L4.input(b2["dh1"])
     L4.matmul(L4.input(tview(f1["attn"])), dh1, out="dwo")
     L4.reduce("add", dh1, (1,), out="dbo")
@@ -982,8 +1018,8 @@ def transformer_cdnn(api, runner, p, dtype, attention, norm):
     return {**f1, **f2, **b2, **b1}
 
 
-def transformer_torch(p, norm):
-    t = {k: torch.tensor(v.astype(np.float64), requires_grad=True)
+def transformer_torch(p, prec, norm):
+    t = {k: torch.tensor(prec.value(v), requires_grad=True)
          for k, v in p.items() if k != "dy"}
 
     def ln(v, g, b):
@@ -1005,7 +1041,7 @@ def transformer_torch(p, norm):
     h1 = x + attn @ t["wo"] + t["bo"]
     u = ln(h1, "ln2_g", "ln2_b") @ t["w1"] + t["b1"]
     y = h1 + F.gelu(u) @ t["w2"] + t["b2"]
-    y.backward(torch.tensor(p["dy"].astype(np.float64)))
+    y.backward(torch.tensor(prec.value(p["dy"])))
     out = {"attn": attn, "h1": h1, "u": u, "y": y}
     out = {k: v.detach().numpy() for k, v in out.items()}
     out.update({"d" + k: t[k].grad.numpy() for k in t
@@ -1013,19 +1049,19 @@ def transformer_torch(p, norm):
     return out
 
 
-def check_transformer(api, runner, dtype, attention, norm):
-    p = transformer_params(dtype)
-    got = transformer_cdnn(api, runner, p, dtype, attention, norm)
-    want = transformer_torch(p, norm)
-    tol = TOLERANCE[dtype]
-    tag = (f"transformer({attention},{norm} norm) {np.dtype(dtype).name}"
+def check_transformer(api, runner, prec, attention, norm):
+    p = transformer_params(prec)
+    got = transformer_cdnn(api, runner, p, prec, attention, norm)
+    want = transformer_torch(p, prec, norm)
+    tol = prec.tol
+    tag = (f"transformer({attention},{norm} norm) {prec.name}"
            f" {runner.label} vs torch")
     for name in ("attn", "h1", "u", "y", "dx", "dln1_g", "dln1_b", "dwqkv",
                  "dbqkv", "dwo", "dbo", "dln2_g", "dln2_b", "dw1", "db1",
                  "dw2", "db2"):
         if norm == "rms" and name in ("dln1_b", "dln2_b"):
             continue  # RMS-norm here has no bias
-        report(f"{tag} {name}", got[name], want[name], tol)
+        report(f"{tag} {name}", prec.value(got[name]), want[name], tol)
 
 
 # (check, its arguments, the ops it needs beyond those every cdnn has)
@@ -1052,22 +1088,21 @@ def main():
     fresh = P()
     api.call("cdnn_handle_create", ctypes.byref(fresh), b"cpu")
     try:
-        runs = [(dtype, Runner(fresh, per_op))
-                for per_op in (False, True)
-                for dtype in (np.float64, np.float32)]
-        for dtype, runner in runs:
+        runs = [(prec, Runner(fresh, per_op))
+                for per_op in (False, True) for prec in PRECISIONS]
+        for prec, runner in runs:
             for check, args, needs in VARIANTS:
                 missing = [n for n in needs
                            if "cdnn_graph_" + n not in present]
                 if missing:
-                    fail(f"{check.__name__}{args} {np.dtype(dtype).name} "
+                    fail(f"{check.__name__}{args} {prec.name} "
                          f"{runner.label}", "the library has no "
                          + ", ".join(missing))
                     continue
                 try:
-                    check(api, runner, dtype, *args)
+                    check(api, runner, prec, *args)
                 except oracle.CdnnError as e:
-                    fail(f"{check.__name__}{args} {np.dtype(dtype).name} "
+                    fail(f"{check.__name__}{args} {prec.name} "
                          f"{runner.label}", f"error: {e}")
     finally:
         api.lib.cdnn_handle_destroy(fresh)
