@@ -51,6 +51,59 @@ static void expect_invalid(cdnn_graph_t *g, const char *word1, const char *word2
 
 static const int64_t d44[] = {4, 4};
 
+/* NumPy's rank broadcasting: a lower-rank input aligns to y's last dims;
+ * a dim that does not broadcast is named with y's, an input of higher rank
+ * than y and a tensor used at two ranks are refused. */
+static void test_pointwise_rank_broadcast(void **state)
+{
+    (void)state;
+    static const int64_t y4[] = {2, 3, 4, 7}, b51[] = {5, 1}, b7[] = {7},
+                         y347[] = {3, 4, 7}, b47[] = {4, 7};
+    cdnn_graph_t *g = new_graph();
+    tensor(g, 1, "x", 4, y4);
+    tensor(g, 2, "b", 2, b51);
+    tensor(g, 3, "y", 4, y4);
+    pointwise(g, "add", CDNN_PW_ADD, 1, 2, 3);
+    expect_invalid(g, "node 'add' (pointwise): input 'b' (tensor 'b'",
+                   "its dim 0 (5) is neither 1 nor y's 4 (y's dim 2");
+
+    g = new_graph();
+    tensor(g, 1, "x", 2, b47);
+    tensor(g, 2, "b", 4, y4);
+    tensor(g, 3, "y", 3, y347);
+    pointwise(g, "add", CDNN_PW_ADD, 1, 2, 3);
+    expect_invalid(g, "input 'b' (tensor 'b'", "has rank 4, more than y's 3");
+
+    /* rank 1 and rank 2 inputs on rank 4 and 3 outputs validate; y's shape
+     * is inferred at the largest input rank; b keeps its declared rank */
+    g = new_graph();
+    tensor(g, 1, "x", 4, y4);
+    tensor(g, 2, "b", 1, b7);
+    tensor(g, 3, "y", 0, NULL);
+    pointwise(g, "add", CDNN_PW_ADD, 1, 2, 3);
+    OK(cdnn_graph_validate(g));
+    int32_t rank = 0;
+    int64_t dims[8];
+    OK(cdnn_graph_tensor_shape(g, 3, NULL, &rank, dims, NULL));
+    assert_int_equal(rank, 4);
+    assert_int_equal(dims[3], 7);
+    OK(cdnn_graph_tensor_shape(g, 2, NULL, &rank, dims, NULL));
+    assert_int_equal(rank, 1);
+    cdnn_graph_destroy(g);
+
+    /* b broadcast to rank 4 by one node and to rank 2 by another */
+    g = new_graph();
+    tensor(g, 1, "x", 4, y4);
+    tensor(g, 2, "b", 1, b7);
+    tensor(g, 3, "y", 4, y4);
+    tensor(g, 4, "x2", 2, b47);
+    tensor(g, 5, "y2", 2, b47);
+    pointwise(g, "add4", CDNN_PW_ADD, 1, 2, 3);
+    pointwise(g, "add2", CDNN_PW_ADD, 4, 2, 5);
+    expect_invalid(g, "tensor 'b' (uid 2, rank 1) is broadcast to rank",
+                   "declare it at rank");
+}
+
 static void test_duplicate_uid(void **state)
 {
     (void)state;
@@ -232,7 +285,7 @@ static void test_bad_modes(void **state)
     cdnn_pointwise_attr_t pw;
     cdnn_pointwise_attr_init(&pw, CDNN_PW_MODE_COUNT);
     expect_refused(cdnn_graph_pointwise(g, "pw", &pw, 1, NONE, NONE, 2),
-                   "node 'pw' (pointwise)", "mode 47 is not a pointwise mode");
+                   "node 'pw' (pointwise)", "mode 60 is not a pointwise mode");
     cdnn_pointwise_attr_init(&pw, (cdnn_pointwise_mode_t)-1);
     expect_refused(cdnn_graph_pointwise(g, "pw", &pw, 1, NONE, NONE, 2),
                    "node 'pw' (pointwise)", "mode -1");
@@ -1197,6 +1250,7 @@ int main(void)
         cmocka_unit_test(test_integer_type_rejected),
         cmocka_unit_test(test_bad_conv_attributes),
         cmocka_unit_test(test_bad_modes),
+        cmocka_unit_test(test_pointwise_rank_broadcast),
         cmocka_unit_test(test_nan_scalar_refused),
         cmocka_unit_test(test_bad_groups),
         cmocka_unit_test(test_missing_tensor),

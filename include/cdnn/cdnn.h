@@ -343,7 +343,8 @@ CDNN_API void cdnn_conv_attr_init(cdnn_conv_attr_t *a, int32_t spatial_dims);
  *
  *   Integers.  A pointwise node whose inputs are all integer or bool
  *   tensors computes add, sub, mul, div, max, min, pow, identity, neg, abs,
- *   reciprocal, floor, ceil, the comparisons, logic, select and fma
+ *   reciprocal, floor, ceil, round, fmod, remainder, the comparisons,
+ *   logic, select and fma
  *   exactly, in 64-bit two's complement, and stores the result converted
  *   to its output type (below).  So with all types u8: 200 + 100 = 44
  *   (wraps, as C, ONNX, NumPy and PyTorch), 0 - 1 = 255; i32 -7 / 2 = -3
@@ -352,9 +353,13 @@ CDNN_API void cdnn_conv_attr_init(cdnn_conv_attr_t *a, int32_t spatial_dims);
  *   to INT_MIN.  Integer division by zero is defined: x / 0 = 0 (0 / 0
  *   too; NumPy's result), and reciprocal(0) = 0.  pow with a negative
  *   exponent is the truncated 1 / a^-b: 1 for a = 1, +-1 for a = -1, else
- *   0.  Nothing saturates unless an op says so.  The other modes (exp,
- *   log, sqrt, rsqrt, sin, cos, erf and the activations) compute in double
- *   even on integers, and convert as a float does (sqrt(i32 10) = 3).
+ *   0.  round is the identity; fmod and remainder are exact (C's %, and
+ *   Python's % with the sign of the divisor: -7 remainder 2 = 1), and
+ *   x fmod 0 = x remainder 0 = 0 (NumPy's result), INT_MIN fmod -1 = 0.
+ *   Nothing saturates unless an op says so.  The other modes (exp, log,
+ *   sqrt, rsqrt, the trigonometric and hyperbolic ones, erf and the
+ *   activations) compute in double even on integers, and convert as a
+ *   float does (sqrt(i32 10) = 3).
  *
  *   Conversions, on store (and for a pass-by-value scalar's value):
  *   integer -> narrower integer keeps the low bits (i32 300 -> u8 44, -1 ->
@@ -430,6 +435,27 @@ typedef enum cdnn_pointwise_mode {
     CDNN_PW_TANH_BWD,
     CDNN_PW_ELU_BWD,
     CDNN_PW_SOFTPLUS_BWD,
+    /* graph format 1.3 (a graph using one of these saves as 1.3; providers
+     * built before ABI 1.4 are not shown it): */
+    CDNN_PW_ROUND,     /* to nearest, halves to even (np.round, np.rint,
+                        * torch.round); integers: unchanged */
+    CDNN_PW_FMOD,      /* a - trunc(a / b) * b, the sign of a (C fmod,
+                        * np.fmod, torch.fmod, ONNX Mod fmod=1); integers:
+                        * exact, x fmod 0 = 0 */
+    CDNN_PW_REMAINDER, /* a - floor(a / b) * b, the sign of b (Python %,
+                        * np.remainder, torch.remainder); floats: a zero
+                        * result takes b's sign; integers: exact,
+                        * x remainder 0 = 0 */
+    CDNN_PW_ASIN,
+    CDNN_PW_ACOS,
+    CDNN_PW_ATAN,
+    CDNN_PW_SINH,
+    CDNN_PW_COSH,
+    CDNN_PW_TAN,
+    CDNN_PW_ASINH,
+    CDNN_PW_ACOSH,
+    CDNN_PW_ATANH,
+    CDNN_PW_ATAN2,     /* atan2(a, b), the angle of the point (b, a) */
     CDNN_PW_MODE_COUNT
 } cdnn_pointwise_mode_t;
 
@@ -685,8 +711,15 @@ CDNN_API cdnn_status_t cdnn_graph_matmul(cdnn_graph_t *graph, const char *name,
                                          int64_t a, int64_t b, int64_t c);
 
 /**
- * y = mode(a, b, c).  Unused inputs are CDNN_UID_NONE.  Inputs have y's
- * rank; an input dim of 1 broadcasts.
+ * y = mode(a, b, c).  Unused inputs are CDNN_UID_NONE.  Inputs broadcast
+ * as in NumPy: an input of lower rank than y is aligned to y's last dims
+ * (as if it had leading dims of 1; a graph with such an input saves as
+ * graph format 1.3), and an input dim of 1 broadcasts.  y declared with
+ * rank 0 takes the largest input rank.  Engines see such an input at y's
+ * rank (the view has leading dims of 1), so a tensor must be used at one
+ * rank throughout the graph: one read broadcast to two different ranks, or
+ * broadcast and also read or written at its own rank by another node, is
+ * refused by validation (declare it at the larger rank).
  */
 CDNN_API cdnn_status_t cdnn_graph_pointwise(cdnn_graph_t *graph,
                                             const char *name,

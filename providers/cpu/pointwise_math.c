@@ -204,6 +204,37 @@ static void activation_bwd_block(const pw_fn_t *fn, int64_t n,
     }
 }
 
+/* Python's % (np.remainder): fmod moved into b's sign; a zero result
+ * takes b's sign, as the reference engine's. */
+static inline float remainder_value(float a, float b)
+{
+    float r = fmodf(a, b);
+    if (r != 0 && (r < 0) != (b < 0))
+        return r + b;
+    return r != 0 ? r : copysignf(0.0f, b);
+}
+
+/* The modes format 1.3 added (cdnn.h). */
+static void newer_block(const pw_fn_t *fn, int64_t n, const float *restrict a,
+                        const float *restrict b, float *restrict y)
+{
+    switch (fn->mode) {
+    case CDNN_PW_ROUND: PW_LOOP(nearbyintf(a[i])); break; /* halves to even */
+    case CDNN_PW_FMOD: PW_LOOP(fmodf(a[i], b[i])); break;
+    case CDNN_PW_REMAINDER: PW_LOOP(remainder_value(a[i], b[i])); break;
+    case CDNN_PW_ASIN: PW_LOOP(asinf(a[i])); break;
+    case CDNN_PW_ACOS: PW_LOOP(acosf(a[i])); break;
+    case CDNN_PW_ATAN: PW_LOOP(atanf(a[i])); break;
+    case CDNN_PW_SINH: PW_LOOP(sinhf(a[i])); break;
+    case CDNN_PW_COSH: PW_LOOP(coshf(a[i])); break;
+    case CDNN_PW_TAN: PW_LOOP(tanf(a[i])); break;
+    case CDNN_PW_ASINH: PW_LOOP(asinhf(a[i])); break;
+    case CDNN_PW_ACOSH: PW_LOOP(acoshf(a[i])); break;
+    case CDNN_PW_ATANH: PW_LOOP(atanhf(a[i])); break;
+    default: PW_LOOP(atan2f(a[i], b[i])); break;
+    }
+}
+
 /* The modes are grouped in cdnn.h by kind, in the order tested here. */
 void pw_apply_block(const pw_fn_t *fn, int64_t n, const float *restrict a,
                     const float *restrict b, const float *restrict c,
@@ -222,6 +253,8 @@ void pw_apply_block(const pw_fn_t *fn, int64_t n, const float *restrict a,
         PW_LOOP(a[i] * b[i] + c[i]);
     else if (mode <= CDNN_PW_SOFTPLUS_FWD)
         activation_fwd_block(fn, n, a, y);
+    else if (mode >= CDNN_PW_ROUND)
+        newer_block(fn, n, a, b, y);
     else
         activation_bwd_block(fn, n, a, b, y);
 }

@@ -122,8 +122,8 @@ static cdnn_status_t check_result(const cdnn_node_view_t *node,
     return CDNN_STATUS_SUCCESS;
 }
 
-/* A node whose inputs are all integers or bools divides and raises to a
- * power in exact integer arithmetic (truncating: u8 12 / 23 is 0; cdnn.h,
+/* A node whose inputs are all integers or bools divides, takes a modulus
+ * and raises to a power in exact integer arithmetic (truncating: u8 12 / 23 is 0; cdnn.h,
  * "Numeric semantics"), which this float program does not do.  Its other
  * modes agree: the integers it loads (i8, u8, bool) are exact in float,
  * and so are their sums, products and comparisons. */
@@ -132,7 +132,8 @@ static cdnn_status_t check_float_agrees(const pw_compiler_t *c,
                                         int32_t arity)
 {
     cdnn_pointwise_mode_t mode = node->attr.pointwise.mode;
-    if (mode != CDNN_PW_DIV && mode != CDNN_PW_POW && mode != CDNN_PW_RECIPROCAL)
+    if (mode != CDNN_PW_DIV && mode != CDNN_PW_POW && mode != CDNN_PW_RECIPROCAL &&
+        mode != CDNN_PW_FMOD && mode != CDNN_PW_REMAINDER) /* x % 0 is 0 */
         return CDNN_STATUS_SUCCESS;
     for (int32_t k = 0; k < arity; k++)
         if (node->inputs[k] == c->entry_tensor ||

@@ -170,6 +170,36 @@ static double activation_derivative(const cdnn_pointwise_attr_t *p, double x)
     }
 }
 
+/* Python's % on floats (np.remainder, torch.remainder): fmod moved into
+ * b's sign; a zero result takes b's sign. */
+static double remainder_value(double a, double b)
+{
+    double r = fmod(a, b);
+    if (r != 0 && (r < 0) != (b < 0))
+        return r + b;
+    return r != 0 ? r : copysign(0.0, b);
+}
+
+/* The modes format 1.3 added (cdnn.h). */
+static double newer_value(cdnn_pointwise_mode_t mode, double a, double b)
+{
+    switch (mode) {
+    case CDNN_PW_ROUND: return nearbyint(a); /* the default mode: halves to even */
+    case CDNN_PW_FMOD: return fmod(a, b);
+    case CDNN_PW_REMAINDER: return remainder_value(a, b);
+    case CDNN_PW_ASIN: return asin(a);
+    case CDNN_PW_ACOS: return acos(a);
+    case CDNN_PW_ATAN: return atan(a);
+    case CDNN_PW_SINH: return sinh(a);
+    case CDNN_PW_COSH: return cosh(a);
+    case CDNN_PW_TAN: return tan(a);
+    case CDNN_PW_ASINH: return asinh(a);
+    case CDNN_PW_ACOSH: return acosh(a);
+    case CDNN_PW_ATANH: return atanh(a);
+    default: return atan2(a, b);
+    }
+}
+
 /* The modes are grouped in cdnn.h by kind, in the order tested here. */
 double ref_pointwise_value(const cdnn_pointwise_attr_t *attr, double a,
                            double b, double c)
@@ -187,6 +217,8 @@ double ref_pointwise_value(const cdnn_pointwise_attr_t *attr, double a,
         return a * b + c;
     if (mode <= CDNN_PW_SOFTPLUS_FWD)
         return activation_fwd(attr, a);
+    if (mode >= CDNN_PW_ROUND)
+        return newer_value(mode, a, b);
     return a * activation_derivative(attr, b); /* (dy, x) */
 }
 
@@ -200,6 +232,8 @@ int ref_pointwise_is_exact_int(cdnn_pointwise_mode_t mode)
     case CDNN_PW_EXP: case CDNN_PW_LOG: case CDNN_PW_SQRT: case CDNN_PW_RSQRT:
     case CDNN_PW_SIN: case CDNN_PW_COS: case CDNN_PW_ERF:
         return 0;
+    case CDNN_PW_ROUND: case CDNN_PW_FMOD: case CDNN_PW_REMAINDER:
+        return 1;
     default:
         return mode <= CDNN_PW_FMA; /* activations compute in double */
     }
@@ -277,9 +311,28 @@ static int64_t int_logic(cdnn_pointwise_mode_t mode, int64_t a, int64_t b)
     }
 }
 
+/* C's % (sign of a), and Python's (sign of b); x % 0 is 0 (NumPy's
+ * integer result) and INT64_MIN % -1 is 0 instead of trapping. */
+static int64_t int_fmod(int64_t a, int64_t b)
+{
+    return b == 0 || b == -1 ? 0 : a % b;
+}
+
+static int64_t int_remainder(int64_t a, int64_t b)
+{
+    int64_t r = int_fmod(a, b);
+    return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
 int64_t ref_pointwise_int(cdnn_pointwise_mode_t mode, int64_t a, int64_t b,
                           int64_t c)
 {
+    if (mode == CDNN_PW_ROUND)
+        return a;
+    if (mode == CDNN_PW_FMOD)
+        return int_fmod(a, b);
+    if (mode == CDNN_PW_REMAINDER)
+        return int_remainder(a, b);
     if (mode <= CDNN_PW_POW)
         return int_binary(mode, a, b);
     if (mode <= CDNN_PW_CEIL)

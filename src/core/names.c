@@ -92,6 +92,19 @@ static const struct {
     [CDNN_PW_TANH_BWD] = {"tanh_bwd", 2},
     [CDNN_PW_ELU_BWD] = {"elu_bwd", 2},
     [CDNN_PW_SOFTPLUS_BWD] = {"softplus_bwd", 2},
+    [CDNN_PW_ROUND] = {"round", 1},
+    [CDNN_PW_FMOD] = {"fmod", 2},
+    [CDNN_PW_REMAINDER] = {"remainder", 2},
+    [CDNN_PW_ASIN] = {"asin", 1},
+    [CDNN_PW_ACOS] = {"acos", 1},
+    [CDNN_PW_ATAN] = {"atan", 1},
+    [CDNN_PW_SINH] = {"sinh", 1},
+    [CDNN_PW_COSH] = {"cosh", 1},
+    [CDNN_PW_TAN] = {"tan", 1},
+    [CDNN_PW_ASINH] = {"asinh", 1},
+    [CDNN_PW_ACOSH] = {"acosh", 1},
+    [CDNN_PW_ATANH] = {"atanh", 1},
+    [CDNN_PW_ATAN2] = {"atan2", 2},
 };
 
 const char *cdnn_pointwise_mode_name(cdnn_pointwise_mode_t mode)

@@ -377,6 +377,33 @@ static const uint8_t zero_digest[32];
 _Static_assert(GRAPH_FORMAT_MINOR == OP_TABLE_FORMAT_MINOR,
                "the op table's newest forms are this format's");
 
+/* Whether a pointwise node of g reads an input of lower rank than its y
+ * (format 1.3).  Validation knows (inferred ranks included); before it, the
+ * declared ranks of a node's ports that have one must agree. */
+static int uses_rank_broadcast(const cdnn_graph_t *g)
+{
+    if (g->validated)
+        return g->rank_broadcast;
+    for (int32_t i = 0; i < g->node_count; i++) {
+        const graph_node_t *n = &g->nodes[i];
+        if (n->op != CDNN_OP_POINTWISE)
+            continue;
+        int32_t rank = 0;
+        int64_t ports[CDNN_NODE_MAX_INPUTS + 1];
+        memcpy(ports, n->inputs, sizeof n->inputs);
+        ports[CDNN_NODE_MAX_INPUTS] = n->outputs[0];
+        for (int p = 0; p <= CDNN_NODE_MAX_INPUTS; p++) {
+            int32_t ti = ports[p] == CDNN_UID_NONE ? -1 : graph_find_tensor(g, ports[p]);
+            int32_t r = ti >= 0 ? g->tensors[ti].rank : 0;
+            if (r && rank && r != rank)
+                return 1;
+            if (r)
+                rank = r;
+        }
+    }
+    return 0;
+}
+
 /* The lowest minor that expresses every node of g (graph_format.h). */
 static uint16_t minor_needed(const cdnn_graph_t *g)
 {
@@ -386,9 +413,13 @@ static uint16_t minor_needed(const cdnn_graph_t *g)
         for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++)
             present[p] = g->nodes[i].inputs[p] != CDNN_UID_NONE;
         uint16_t m = op_node_minor(g->nodes[i].op, present);
+        if (g->nodes[i].op == CDNN_OP_POINTWISE)
+            m = op_pointwise_minor(g->nodes[i].attr.pointwise.mode, m);
         if (m > minor)
             minor = m;
     }
+    if (minor < 3 && uses_rank_broadcast(g))
+        minor = 3; /* NumPy's rank broadcasting came with 1.3 */
     return minor;
 }
 

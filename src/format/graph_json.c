@@ -86,10 +86,14 @@ static const char *pw_name_of(int value)
         "ReluFwd", "GeluFwd", "GeluTanhFwd", "SigmoidFwd", "SwishFwd", "TanhFwd",
         "EluFwd", "SoftplusFwd",
         "ReluBwd", "GeluBwd", "GeluTanhBwd", "SigmoidBwd", "SwishBwd", "TanhBwd",
-        "EluBwd", "SoftplusBwd"};
+        "EluBwd", "SoftplusBwd",
+        "Round", "Fmod", "Remainder", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Tan",
+        "Asinh", "Acosh", "Atanh", "Atan2"};
+    _Static_assert(sizeof names / sizeof *names == CDNN_PW_MODE_COUNT,
+                   "a schema name for every pointwise mode");
     return names[value];
 }
-static const jenum_t pw_enum = {"PointwiseMode", 47, pw_name_of};
+static const jenum_t pw_enum = {"PointwiseMode", CDNN_PW_MODE_COUNT, pw_name_of};
 
 static const char *reduce_name_of(int value)
 {

@@ -56,6 +56,9 @@ struct cdnn_graph {
     cdnn_tensor_view_t *tensor_views; /* by declaration index */
     cdnn_node_view_t *node_views;     /* topological order */
     cdnn_graph_view_t view;
+    /* A pointwise input has a lower rank than its y (NumPy's rank
+     * broadcasting): the graph saves as format 1.3. */
+    int rank_broadcast;
 
     struct plan *plan; /* owned; NULL until built or loaded */
     void (*plan_destroy)(struct plan *); /* the engine layer's teardown */

@@ -232,6 +232,11 @@ uint16_t op_node_minor(cdnn_op_t op, const int present[CDNN_NODE_MAX_INPUTS])
     return minor;
 }
 
+uint16_t op_pointwise_minor(cdnn_pointwise_mode_t mode, uint16_t minor)
+{
+    return mode >= CDNN_PW_ROUND && minor < 3 ? 3 : minor;
+}
+
 uint16_t op_view_minor(const cdnn_graph_view_t *view)
 {
     uint16_t minor = 0;
@@ -240,6 +245,8 @@ uint16_t op_view_minor(const cdnn_graph_view_t *view)
         for (int p = 0; p < CDNN_NODE_MAX_INPUTS; p++)
             present[p] = view->nodes[i].inputs[p] >= 0;
         uint16_t m = op_node_minor(view->nodes[i].op, present);
+        if (view->nodes[i].op == CDNN_OP_POINTWISE)
+            m = op_pointwise_minor(view->nodes[i].attr.pointwise.mode, m);
         if (m > minor)
             minor = m;
     }

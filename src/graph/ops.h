@@ -93,7 +93,13 @@ uint16_t op_abi_minor_for(uint16_t format_minor);
  * inputs connected (present[i] nonzero), at least 0.  0 for an unknown op. */
 uint16_t op_node_minor(cdnn_op_t op, const int present[CDNN_NODE_MAX_INPUTS]);
 
-/** The largest op_node_minor of a validated view's nodes. */
+/** A pointwise node's minor: `minor` (its op_node_minor), or 3 where its
+ * mode came with graph format 1.3 (round, mod, the inverse trigonometric
+ * and hyperbolic modes). */
+uint16_t op_pointwise_minor(cdnn_pointwise_mode_t mode, uint16_t minor);
+
+/** The largest op_node_minor (op_pointwise_minor for pointwise nodes) of a
+ * validated view's nodes. */
 uint16_t op_view_minor(const cdnn_graph_view_t *view);
 
 /** The row of op, or NULL for a value that is not a cdnn_op_t. */

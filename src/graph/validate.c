@@ -619,20 +619,37 @@ cdnn_status_t shape_rule_pointwise(const node_check_t *c)
         return st;
     int32_t arity = cdnn_pointwise_arity(c->n->attr.pointwise.mode);
     const cdnn_tensor_view_t *y = out_view(c, 0);
-    int32_t rank = y->rank ? y->rank : in_view(c, 0)->rank;
+    /* NumPy's broadcasting: inputs align to the right, so an input of lower
+     * rank has implicit leading 1s; an omitted y takes the largest rank. */
+    int32_t rank = y->rank;
+    for (int p = 0; !y->rank && p < arity; p++)
+        if (in_view(c, p)->rank > rank)
+            rank = in_view(c, p)->rank;
     int64_t out[CDNN_MAX_RANK];
     for (int32_t d = 0; d < rank; d++)
         out[d] = y->rank ? y->dims[d] : 1;
     for (int p = 0; p < arity; p++) {
         const cdnn_tensor_view_t *t = in_view(c, p);
-        if ((st = expect_rank(c, p, rank)))
-            return st;
-        for (int32_t d = 0; d < rank; d++) {
-            if (y->rank == 0 && out[d] == 1)
-                out[d] = t->dims[d];
-            if (t->dims[d] != out[d] && t->dims[d] != 1)
-                return port_fail(c, 1, p, "does not broadcast to the output: each dim "
-                                          "must equal the output's or be 1 (shape mismatch)");
+        char msg[200];
+        if (t->rank > rank) {
+            snprintf(msg, sizeof msg, "has rank %d, more than y's %d; an input has y's "
+                     "rank or less (shape mismatch)", (int)t->rank, (int)rank);
+            return port_fail(c, 1, p, msg);
+        }
+        int32_t lead = rank - t->rank; /* implicit leading 1s */
+        if (lead)
+            c->v->g->rank_broadcast = 1;
+        for (int32_t d = 0; d < t->rank; d++) {
+            int64_t *o = &out[lead + d];
+            if (y->rank == 0 && *o == 1)
+                *o = t->dims[d];
+            if (t->dims[d] != *o && t->dims[d] != 1) {
+                snprintf(msg, sizeof msg, "does not broadcast to the output: its dim %d "
+                         "(%lld) is neither 1 nor y's %lld (y's dim %d; inputs align to "
+                         "the right, as in NumPy) (shape mismatch)", (int)d,
+                         (long long)t->dims[d], (long long)*o, (int)(lead + d));
+                return port_fail(c, 1, p, msg);
+            }
         }
     }
     return expect_output(c, 0, rank, out);
@@ -1422,6 +1439,95 @@ static cdnn_status_t check_nodes(validation_t *v)
     return st;
 }
 
+/* ---- rank broadcasting as engines see it ------------------------------- */
+
+/* A pointwise input of lower rank than its node's y is shown to providers
+ * at y's rank, with leading dims of 1, so that no engine has to align ranks
+ * itself (and the payload graph of a plan is one older providers read).  A
+ * tensor has one view, so every use must agree on its rank: a tensor read
+ * broadcast to rank R is shown at R, the pointwise node writing it then
+ * writes rank R (its inputs follow, found walking the order backwards), and
+ * any other use at another rank is refused. */
+static cdnn_status_t rank_conflict(const validation_t *v, int32_t ti, int32_t want,
+                                   int32_t by, int32_t other, int32_t other_rank)
+{
+    const cdnn_graph_t *g = v->g;
+    const graph_tensor_t *t = &g->tensors[ti];
+    return cdnn_fail(CDNN_STATUS_INVALID_GRAPH,
+                     "tensor '%s' (uid %lld, rank %d) is broadcast to rank %d by node "
+                     "'%s' but used at rank %d by node '%s'; a tensor is used at one "
+                     "rank: declare it at rank %d (leading dims of 1), or give each "
+                     "use its own tensor",
+                     t->name, (long long)t->uid, (int)v->tv[ti].rank, (int)want,
+                     g->nodes[by].name, (int)other_rank, g->nodes[other].name, (int)want);
+}
+
+static void pad_rank(cdnn_tensor_view_t *t, int32_t rank)
+{
+    int32_t lead = rank - t->rank;
+    int64_t outer = t->rank ? t->strides[0] * t->dims[0] : 1;
+    memmove(t->dims + lead, t->dims, (size_t)t->rank * sizeof *t->dims);
+    memmove(t->strides + lead, t->strides, (size_t)t->rank * sizeof *t->strides);
+    for (int32_t d = 0; d < lead; d++) {
+        t->dims[d] = 1;
+        t->strides[d] = outer > 0 ? outer : 1; /* packed, as a virtual one */
+    }
+    t->rank = rank;
+}
+
+static cdnn_status_t present_equal_ranks(validation_t *v)
+{
+    cdnn_graph_t *g = v->g;
+    if (!g->rank_broadcast)
+        return CDNN_STATUS_SUCCESS;
+    size_t nt = (size_t)g->tensor_count;
+    int32_t *need = calloc(nt, sizeof *need);        /* rank shown; 0: its own */
+    int32_t *need_by = calloc(nt, sizeof *need_by);  /* node asking it */
+    int32_t *own_by = malloc(nt * sizeof *own_by);   /* node using its own rank */
+    cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    if (!need || !need_by || !own_by)
+        st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory validating the graph");
+    for (size_t i = 0; !st && i < nt; i++)
+        own_by[i] = -1;
+    for (int32_t i = g->node_count - 1; !st && i >= 0; i--) {
+        int32_t ni = v->order[i];
+        int pointwise = g->nodes[ni].op == CDNN_OP_POINTWISE;
+        int32_t rank = 0;
+        for (int p = 0; !st && p < CDNN_NODE_MAX_OUTPUTS; p++) {
+            int32_t ti = v->out[ni][p];
+            if (ti < 0)
+                continue;
+            if (need[ti] && !pointwise)
+                st = rank_conflict(v, ti, need[ti], need_by[ti], ni, v->tv[ti].rank);
+            rank = need[ti] ? need[ti] : v->tv[ti].rank;
+        }
+        for (int p = 0; !st && p < CDNN_NODE_MAX_INPUTS; p++) {
+            int32_t ti = v->in[ni][p];
+            if (ti < 0)
+                continue;
+            int32_t want = pointwise && v->tv[ti].rank < rank ? rank : 0;
+            if (want && own_by[ti] >= 0)
+                st = rank_conflict(v, ti, want, ni, own_by[ti], v->tv[ti].rank);
+            else if (want && need[ti] && need[ti] != want)
+                st = rank_conflict(v, ti, want, ni, need_by[ti], need[ti]);
+            else if (!want && need[ti])
+                st = rank_conflict(v, ti, need[ti], need_by[ti], ni, v->tv[ti].rank);
+            else if (want) {
+                need[ti] = want;
+                need_by[ti] = ni;
+            } else
+                own_by[ti] = ni;
+        }
+    }
+    for (size_t i = 0; !st && i < nt; i++)
+        if (need[i])
+            pad_rank(&v->tv[i], need[i]);
+    free(need);
+    free(need_by);
+    free(own_by);
+    return st;
+}
+
 /* Hand the derived arrays to the graph: node views in topological order. */
 static cdnn_status_t publish_view(validation_t *v)
 {
@@ -1473,6 +1579,7 @@ cdnn_status_t cdnn_graph_validate(cdnn_graph_t *graph)
     v.in = calloc(nn, sizeof *v.in);
     v.out = calloc(nn, sizeof *v.out);
     cdnn_status_t st = CDNN_STATUS_SUCCESS;
+    graph->rank_broadcast = 0;
     if ((nt && (!v.tv || !v.producer || !v.readers)) || !v.order || !v.in || !v.out)
         st = cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory validating the graph");
     for (size_t i = 0; !st && i < nt; i++)
@@ -1481,6 +1588,8 @@ cdnn_status_t cdnn_graph_validate(cdnn_graph_t *graph)
         st = check_structure(&v);
     if (!st)
         st = check_nodes(&v);
+    if (!st)
+        st = present_equal_ranks(&v);
     if (!st)
         st = publish_view(&v);
     free(v.tv);
@@ -1504,15 +1613,19 @@ cdnn_status_t cdnn_graph_tensor_shape(const cdnn_graph_t *graph, int64_t uid,
     if (i < 0)
         return cdnn_fail(CDNN_STATUS_NOT_FOUND, "no tensor has uid %lld", (long long)uid);
     const cdnn_tensor_view_t *t = &graph->tensor_views[i];
+    /* A rank-broadcast input keeps the rank it was declared with here; the
+     * view's extra leading dims are 1s. */
+    int32_t declared = graph->tensors[i].rank;
+    int32_t lead = declared && declared < t->rank ? t->rank - declared : 0;
     if (type)
         *type = t->type;
     if (rank)
-        *rank = t->rank;
-    for (int32_t d = 0; d < t->rank; d++) {
+        *rank = t->rank - lead;
+    for (int32_t d = 0; d < t->rank - lead; d++) {
         if (dims)
-            dims[d] = t->dims[d];
+            dims[d] = t->dims[lead + d];
         if (strides)
-            strides[d] = t->strides[d];
+            strides[d] = t->strides[lead + d];
     }
     return CDNN_STATUS_SUCCESS;
 }

@@ -417,6 +417,8 @@ static double draw(h_dist_t dist, int64_t uid, int64_t index)
     case H_COARSE: return floor(u * 5.0) * 0.5 - 1.0;
     case H_MASK: return u < 0.5 ? 0.0 : 1.0;
     case H_SIGN: return u < 0.5 ? -1.0 : 1.0;
+    case H_ABOVE_ONE: return 1.0 + 2.0 * u;
+    case H_INNER: return 1.8 * u - 0.9;
     default: return 2.0 * u - 1.0;
     }
 }

@@ -44,6 +44,8 @@ typedef enum h_dist {
     H_COARSE,   /* {-1, -0.5, 0, 0.5, 1}: makes equality happen */
     H_MASK,     /* {0, 1} */
     H_SIGN,     /* {-1, 1} */
+    H_ABOVE_ONE, /* [1, 3]: acosh's domain */
+    H_INNER,     /* [-0.9, 0.9]: inside atanh's (-1, 1) in every type */
 } h_dist_t;
 
 /** What the tolerance is for: one rounding, or a long accumulation. */

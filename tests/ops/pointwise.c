@@ -33,9 +33,20 @@ static h_dist_t pw_dist(cdnn_pointwise_mode_t mode, int input)
         return input == 0 ? H_UNIFORM : H_POSITIVE;
     case CDNN_PW_SELECT:
         return input == 0 ? H_MASK : H_UNIFORM;
+    case CDNN_PW_FMOD:
+    case CDNN_PW_REMAINDER:
+        return input == 0 ? H_WIDE : H_POSITIVE;
+    case CDNN_PW_ACOSH:
+        return H_ABOVE_ONE;
+    case CDNN_PW_ATANH:
+    case CDNN_PW_ASIN:
+    case CDNN_PW_ACOS:
+        return H_INNER;
     default:
         break;
     }
+    if (mode >= CDNN_PW_ROUND)
+        return H_WIDE;
     if (mode >= CDNN_PW_CMP_EQ && mode <= CDNN_PW_LOGICAL_NOT)
         return H_COARSE;
     if (mode >= CDNN_PW_RELU_BWD)
