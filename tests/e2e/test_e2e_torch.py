@@ -27,7 +27,10 @@ The networks:
   op; a mask input holds the causal -inf) and matmul with its backward as
   matmuls, pointwise nodes and a reduction; layer-norm's backward is the
   layernorm_bwd op or reductions and pointwise nodes; and a LLaMA-style
-  variant has RMS-norm (no bias) for both norms, with rmsnorm_bwd.
+  variant has RMS-norm (no bias) for both norms, with rmsnorm_bwd.  The
+  variants on the dedicated norm ops keep their biases 1-D, as nn.Linear
+  does: the bias adds broadcast by rank (NumPy's rule) and each bias
+  gradient is a reduction then a reshape node.
 
 Each network runs as four cdnn graphs, two forward layer groups and two
 backward ones, as a framework would lower it: the forward graphs also write
@@ -894,8 +897,10 @@ B, S, D, HEADS, FF = 2, 5, 16, 2, 32
 T, DH = B * S, D // HEADS
 
 
-def transformer_params(prec):
-    """Random input, weights and the loss's gradient, in prec's storage."""
+def transformer_params(prec, bias_rank1):
+    """Random input, weights and the loss's gradient, in prec's storage;
+    with bias_rank1 the biases are 1-D, as nn.Linear's (their pointwise
+    adds then broadcast by rank), else [1, 1, N]."""
     rng = np.random.default_rng(1213)
 
     def r(*shape, scale=1.0):
@@ -909,7 +914,20 @@ def transformer_params(prec):
             "w1": r(1, D, FF, scale=D ** -0.5), "b1": r(1, 1, FF, scale=0.1),
             "w2": r(1, FF, D, scale=FF ** -0.5), "b2": r(1, 1, D, scale=0.1),
             "dy": r(1, T, D)}
+    if bias_rank1:
+        for k in ("bqkv", "bo", "b1", "b2"):
+            p[k] = p[k].reshape(-1)
     return {k: prec.store(v) for k, v in p.items()}
+
+
+def bias_grad(L, dy, name, bias_shape):
+    """d bias: dy [1, T, N] summed over the tokens, then reshaped to the
+    bias's own shape (1-D or [1, 1, N]; the reshape node is part of the
+    graph, as a framework lowering nn.Linear would add it)."""
+    summed = L.reduce("add", dy, (1,),
+                      out=None if len(bias_shape) == 1 else name)
+    if len(bias_shape) == 1:
+        L.reshape(summed, bias_shape, out=name)
 
 
 def split_heads(L, x, out=None):
@@ -1018,11 +1036,11 @@ def transformer_cdnn(api, runner, p, prec, attention, norm):
     L3 = Layer(api, f"{tag} bwd mlp(gelu)+ln2+add", prec)
     dy = L3.input(p["dy"])
     L3.matmul(L3.input(tview(f2["m"])), dy, out="dw2")
-    L3.reduce("add", dy, (1,), out="db2")
+    bias_grad(L3, dy, "db2", p["b2"].shape)
     dm = L3.matmul(dy, L3.input(tview(p["w2"])))
     du = L3.pw("gelu_bwd", dm, L3.input(f2["u"]))
     L3.matmul(L3.input(tview(f2["xn2"])), du, out="dw1")
-    L3.reduce("add", du, (1,), out="db1")
+    bias_grad(L3, du, "db1", p["b1"].shape)
     dxn2 = L3.matmul(du, L3.input(tview(p["w1"])))
     dln2 = prenorm_bwd(L3, norm, p, {**f1, **f2}, dxn2, "h1", 2)
     L3.pw("add", dln2, dy, out="dh1")
@@ -1033,7 +1051,7 @@ def transformer_cdnn(api, runner, p, prec, attention, norm):
     L4 = Layer(api, f"{tag} bwd proj+{core}+qkv+ln1+add", prec)
     dh1 = L4.input(b2["dh1"])
     L4.matmul(L4.input(tview(f1["attn"])), dh1, out="dwo")
-    L4.reduce("add", dh1, (1,), out="dbo")
+    bias_grad(L4, dh1, "dbo", p["bo"].shape)
     d_o = split_heads(L4, L4.matmul(dh1, L4.input(tview(p["wo"]))))
     if attention == "sdpa":
         grads = L4.sdpa_bwd(*(L4.input(f1[n]) for n in ("q", "k", "v", "o")),
@@ -1042,7 +1060,7 @@ def transformer_cdnn(api, runner, p, prec, attention, norm):
         grads = explicit_attention_bwd(L4, f1, d_o)
     dqkv = L4.concat_last([merge_heads(L4, g) for g in grads])
     L4.matmul(L4.input(tview(f1["xn1"])), dqkv, out="dwqkv")
-    L4.reduce("add", dqkv, (1,), out="dbqkv")
+    bias_grad(L4, dqkv, "dbqkv", p["bqkv"].shape)
     dxn1 = L4.matmul(dqkv, L4.input(tview(p["wqkv"])))
     dln1 = prenorm_bwd(L4, norm, {**p, **f1}, f1, dxn1, "x", 1)
     L4.pw("add", dln1, dh1, out="dx")
@@ -1082,7 +1100,7 @@ def transformer_torch(p, prec, norm):
 
 
 def check_transformer(api, runner, prec, attention, norm):
-    p = transformer_params(prec)
+    p = transformer_params(prec, bias_rank1=norm != "composed")
     got = transformer_cdnn(api, runner, p, prec, attention, norm)
     want = transformer_torch(p, prec, norm)
     tol = prec.tol
