@@ -12,6 +12,7 @@ add_executable(test_ops
   ${CMAKE_CURRENT_LIST_DIR}/ops/softmax.c
   ${CMAKE_CURRENT_LIST_DIR}/ops/movement.c
   ${CMAKE_CURRENT_LIST_DIR}/ops/index.c
+  ${CMAKE_CURRENT_LIST_DIR}/ops/pool.c
   ${CMAKE_CURRENT_LIST_DIR}/ops/fused.c
   ${CMAKE_CURRENT_LIST_DIR}/ops/threads.c)
 target_include_directories(test_ops PRIVATE ${CMAKE_CURRENT_LIST_DIR})

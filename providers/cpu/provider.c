@@ -39,6 +39,8 @@ static const sdk_engine_t cpu_engines[] = {
      &cpu_copy_engine},
     {"cpu:index", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
      &cpu_index_engine},
+    {"cpu:pool", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
+     &cpu_pool_engine},
     {"cpu:reference", 0, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 0, NULL,
      &cpu_reference_engine},
 };

@@ -30,6 +30,8 @@ void test_index_topk(void **state);
 void test_index_gather(void **state);
 void test_index_gather_refusals(void **state);
 void test_index_plan_round_trip(void **state);
+void test_pooling(void **state);
+void test_pooling_bwd_resize(void **state);
 void test_softmax(void **state);
 void test_data_movement(void **state);
 void test_fused_conv_bias_relu(void **state);

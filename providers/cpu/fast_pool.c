@@ -1,0 +1,472 @@
+/*
+ * fast_pool.c -- cpu:pool, a fast CPU engine for one pooling-forward node
+ * on f32 tensors (max with or without indices, average).
+ *
+ * Each spatial dim's window bounds (first and last tap inside x, and the
+ * average's count) are tabulated per output position at build, so the
+ * execute is plain loops over the taps.  Two loop orders: channels-last x
+ * and y (C the innermost, unit-stride dim of both) walk each output
+ * position once with the channel loop innermost, which the compiler
+ * vectorises; any other layout walks each (n, c) plane: by rows where
+ * x's last spatial dim is contiguous and no indices are asked for (each
+ * output row reduces its window's rows of x into one, then slides along
+ * it), else tap by tap through the strides.  Work is split over (n, c) planes or (n, output position)
+ * rows with cpu_parallel_for.  Max keeps cpu:reference's rule (first
+ * maximum in row-major tap order, last NaN); an average sums in double
+ * over a plane's window and in float across channels (channels-last).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu_engine.h"
+#include "fast_util.h"
+#include "pool_geometry.h"
+
+#define POOL_MAX_THREADS 256
+
+typedef struct pool_table {
+    int64_t *first, *last, *count; /* per output position */
+} pool_table_t;
+
+typedef struct pool_context {
+    cdnn_tensor_view_t x, y, idx;
+    int64_t x_uid, y_uid, idx_uid; /* idx_uid: CDNN_UID_NONE when absent */
+    cdnn_pooling_attr_t attr;
+    int sd, channels_last;
+    int32_t threads;
+    pool_dim_t d[3];
+    pool_table_t t[3];
+    int64_t plane[3]; /* x's spatial plane, row-major: the indices' strides */
+    int64_t out_points;
+} pool_context_t;
+
+static cdnn_status_t pool_applicable(const cdnn_graph_view_t *g)
+{
+    if (g->node_count != 1 || g->nodes[0].op != CDNN_OP_POOLING_FWD)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the graph is not one pooling node");
+    const cdnn_tensor_view_t *x = &g->tensors[g->nodes[0].inputs[0]];
+    if (x->type != CDNN_DATA_TYPE_F32 || x->is_scalar)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "'%s' is %s; this engine takes f32 "
+                        "tensors in memory", x->name, cdnn_data_type_name(x->type));
+    return CDNN_STATUS_SUCCESS;
+}
+
+static void pool_destroy(void *context)
+{
+    pool_context_t *ctx = context;
+    if (!ctx)
+        return;
+    for (int i = 0; i < 3; i++) {
+        free(ctx->t[i].first);
+        free(ctx->t[i].last);
+        free(ctx->t[i].count);
+    }
+    free(ctx);
+}
+
+static int make_table(pool_context_t *ctx, int i)
+{
+    const pool_dim_t *d = &ctx->d[i];
+    pool_table_t *t = &ctx->t[i];
+    size_t n = (size_t)d->out;
+    t->first = malloc(n * sizeof *t->first);
+    t->last = malloc(n * sizeof *t->last);
+    t->count = malloc(n * sizeof *t->count);
+    if (!t->first || !t->last || !t->count)
+        return 0;
+    for (int64_t o = 0; o < d->out; o++) {
+        pool_taps(d, o, &t->first[o], &t->last[o]);
+        t->count[o] = pool_count(d, o, ctx->attr.count_include_pad);
+    }
+    return 1;
+}
+
+static cdnn_status_t pool_create(const cdnn_device_view_t *device,
+                                 const cdnn_graph_view_t *g,
+                                 const cdnn_knob_value_t *knobs, int32_t knob_count,
+                                 void **context)
+{
+    cdnn_status_t st = pool_applicable(g);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    pool_context_t *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    const cdnn_node_view_t *n = &g->nodes[0];
+    ctx->x = g->tensors[n->inputs[0]];
+    ctx->y = g->tensors[n->outputs[0]];
+    ctx->idx_uid = CDNN_UID_NONE;
+    if (n->outputs[1] >= 0) {
+        ctx->idx = g->tensors[n->outputs[1]];
+        ctx->idx_uid = ctx->idx.uid;
+    }
+    ctx->x.name = ctx->y.name = ctx->idx.name = NULL; /* the view's strings go away */
+    ctx->x_uid = ctx->x.uid;
+    ctx->y_uid = ctx->y.uid;
+    ctx->attr = n->attr.pooling;
+    ctx->sd = ctx->attr.spatial_dims;
+    int64_t stride = 1;
+    ctx->out_points = 1;
+    for (int i = ctx->sd - 1; i >= 0; i--) {
+        ctx->d[i] = pool_dim_of(&ctx->attr, i, &ctx->x, &ctx->y);
+        ctx->plane[i] = stride;
+        stride *= ctx->d[i].n;
+        ctx->out_points *= ctx->d[i].out;
+        if (!make_table(ctx, i)) {
+            pool_destroy(ctx);
+            return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+        }
+    }
+    ctx->channels_last = ctx->x.strides[1] == 1 && ctx->y.strides[1] == 1 &&
+                         ctx->x.dims[1] > 1 &&
+                         (ctx->idx_uid == CDNN_UID_NONE || ctx->idx.strides[1] == 1);
+    int64_t units = ctx->channels_last ? ctx->x.dims[0] * ctx->out_points
+                                       : ctx->x.dims[0] * ctx->x.dims[1];
+    int64_t work = ctx->channels_last ? ctx->x.dims[1] : ctx->out_points;
+    int32_t threads = (int32_t)cpu_knob(knobs, knob_count, "threads", device->cpu_threads);
+    ctx->threads = cpu_threads_for(threads, units, 1 + (1 << 14) / (work > 0 ? work : 1));
+    if (ctx->threads > POOL_MAX_THREADS)
+        ctx->threads = POOL_MAX_THREADS;
+    *context = ctx;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t pool_workspace_size(void *context, size_t *bytes)
+{
+    (void)context;
+    *bytes = 0;
+    return CDNN_STATUS_SUCCESS;
+}
+
+typedef struct pool_job {
+    const pool_context_t *ctx;
+    const float *x;
+    float *y;
+    void *idx;
+} pool_job_t;
+
+/* Output position p (row-major over the spatial out dims) as coordinates. */
+static void out_coords(const pool_context_t *ctx, int64_t p, int64_t *o)
+{
+    for (int i = ctx->sd - 1; i >= 0; i--) {
+        o[i] = p % ctx->d[i].out;
+        p /= ctx->d[i].out;
+    }
+}
+
+static void store_index(const pool_context_t *ctx, void *idx, int64_t at, int64_t v)
+{
+    if (ctx->idx.type == CDNN_DATA_TYPE_I32)
+        ((int32_t *)idx)[at] = (int32_t)v;
+    else
+        ((int64_t *)idx)[at] = v;
+}
+
+/* The window of output o: each dim's first and last tap inside x (as x
+ * coordinates; validation saw that every window has one), and the
+ * average's divisor. */
+static void window_of(const pool_context_t *ctx, const int64_t *o, int64_t *lo,
+                      int64_t *hi, double *count)
+{
+    *count = 1;
+    for (int i = 0; i < 3; i++) {
+        lo[i] = 0;
+        hi[i] = 0;
+    }
+    for (int i = 0; i < ctx->sd; i++) {
+        const pool_dim_t *d = &ctx->d[i];
+        int64_t start = o[i] * d->stride - d->pre;
+        lo[i] = start + ctx->t[i].first[o[i]] * d->dilation;
+        hi[i] = start + ctx->t[i].last[o[i]] * d->dilation;
+        *count *= (double)ctx->t[i].count[o[i]];
+    }
+}
+
+/* The first tap's x coordinate and the tap count of output o in dim i
+ * (dims past the spatial ones: one tap at 0). */
+static void dim_window(const pool_context_t *ctx, int i, int64_t o, int64_t *lo,
+                       int64_t *taps)
+{
+    if (i >= ctx->sd) {
+        *lo = 0;
+        *taps = 1;
+        return;
+    }
+    const pool_dim_t *d = &ctx->d[i];
+    *lo = o * d->stride - d->pre + ctx->t[i].first[o] * d->dilation;
+    *taps = ctx->t[i].last[o] - ctx->t[i].first[o] + 1;
+}
+
+/* One plane's outputs, x and y at its (n, c) origin, walked in nested
+ * loops over the (up to 3) spatial dims; unused dims have one position. */
+static void pool_plane(const pool_job_t *job, const float *xp, float *yp, void *ip,
+                       int64_t ibase)
+{
+    const pool_context_t *ctx = job->ctx;
+    int64_t out[3] = {1, 1, 1}, xs[3] = {0, 0, 0}, ys[3] = {0, 0, 0}, is[3] = {0, 0, 0},
+            dil[3] = {1, 1, 1}, plane[3] = {0, 0, 0};
+    for (int i = 0; i < ctx->sd; i++) {
+        out[i] = ctx->d[i].out;
+        xs[i] = ctx->x.strides[2 + i];
+        ys[i] = ctx->y.strides[2 + i];
+        is[i] = ip ? ctx->idx.strides[2 + i] : 0;
+        dil[i] = ctx->d[i].dilation;
+        plane[i] = ctx->plane[i];
+    }
+    int is_max = ctx->attr.mode == CDNN_POOLING_MAX;
+    for (int64_t o0 = 0; o0 < out[0]; o0++) {
+        int64_t lo0, n0;
+        dim_window(ctx, 0, o0, &lo0, &n0);
+        for (int64_t o1 = 0; o1 < out[1]; o1++) {
+            int64_t lo1, n1;
+            dim_window(ctx, 1, o1, &lo1, &n1);
+            for (int64_t o2 = 0; o2 < out[2]; o2++) {
+                int64_t lo2, n2;
+                dim_window(ctx, 2, o2, &lo2, &n2);
+                const float *w = xp + lo0 * xs[0] + lo1 * xs[1] + lo2 * xs[2];
+                int64_t s0 = dil[0] * xs[0], s1 = dil[1] * xs[1], s2 = dil[2] * xs[2];
+                int64_t yoff = o0 * ys[0] + o1 * ys[1] + o2 * ys[2];
+                if (!is_max) {
+                    double sum = 0;
+                    for (int64_t a = 0; a < n0; a++)
+                        for (int64_t b = 0; b < n1; b++)
+                            for (int64_t e = 0; e < n2; e++)
+                                sum += w[a * s0 + b * s1 + e * s2];
+                    double count = (double)ctx->t[0].count[o0] *
+                                   (ctx->sd > 1 ? (double)ctx->t[1].count[o1] : 1) *
+                                   (ctx->sd > 2 ? (double)ctx->t[2].count[o2] : 1);
+                    yp[yoff] = (float)(sum / count);
+                    continue;
+                }
+                float best = w[0];
+                int64_t ba = 0, bb = 0, be = 0;
+                for (int64_t a = 0; a < n0; a++)
+                    for (int64_t b = 0; b < n1; b++)
+                        for (int64_t e = 0; e < n2; e++) {
+                            float v = w[a * s0 + b * s1 + e * s2];
+                            if (v > best || v != v) { /* first max, last NaN */
+                                best = v;
+                                ba = a;
+                                bb = b;
+                                be = e;
+                            }
+                        }
+                yp[yoff] = best;
+                if (ip)
+                    store_index(ctx, ip, ibase + o0 * is[0] + o1 * is[1] + o2 * is[2],
+                                (lo0 + ba * dil[0]) * plane[0] +
+                                    (lo1 + bb * dil[1]) * plane[1] +
+                                    (lo2 + be * dil[2]) * plane[2]);
+            }
+        }
+    }
+}
+
+/* A plane whose last spatial dim is contiguous in x, without indices: its
+ * windows are boxes, so each output row first reduces the window's rows of
+ * x into one row (unit stride, vectorised), then slides the window along
+ * it.  Max with NaN winning is the same whatever order it combines in;
+ * averages sum in float.  Rows up to POOL_ROW_MAX elements (else 0: the
+ * caller walks the plane tap by tap). */
+#define POOL_ROW_MAX 4096
+
+static float combine(int is_max, float acc, float v)
+{
+    return is_max ? (v > acc || v != v ? v : acc) : acc + v;
+}
+
+static void reduce_rows(const pool_job_t *job, const float *xp, const int64_t *lo,
+                        const int64_t *taps, float *row)
+{
+    const pool_context_t *ctx = job->ctx;
+    int last = ctx->sd - 1, is_max = ctx->attr.mode == CDNN_POOLING_MAX;
+    int64_t n = ctx->d[last].n, s0 = 0, s1 = 0;
+    if (last > 0)
+        s0 = ctx->d[0].dilation * ctx->x.strides[2];
+    if (last > 1)
+        s1 = ctx->d[1].dilation * ctx->x.strides[3];
+    const float *base = xp + (last > 0 ? lo[0] * ctx->x.strides[2] : 0) +
+                        (last > 1 ? lo[1] * ctx->x.strides[3] : 0);
+    for (int64_t w = 0; w < n; w++)
+        row[w] = base[w];
+    for (int64_t a = 0; a < taps[0]; a++)
+        for (int64_t b = a == 0; b < taps[1]; b++) {
+            const float *r = base + a * s0 + b * s1;
+            if (is_max)
+                for (int64_t w = 0; w < n; w++) {
+                    float v = r[w];
+                    row[w] = v > row[w] || v != v ? v : row[w];
+                }
+            else
+                for (int64_t w = 0; w < n; w++)
+                    row[w] += r[w];
+        }
+}
+
+static int pool_plane_rows(const pool_job_t *job, const float *xp, float *yp)
+{
+    const pool_context_t *ctx = job->ctx;
+    int last = ctx->sd - 1, is_max = ctx->attr.mode == CDNN_POOLING_MAX;
+    const pool_dim_t *dl = &ctx->d[last];
+    if (job->idx || ctx->x.strides[2 + last] != 1 || dl->n > POOL_ROW_MAX)
+        return 0;
+    float row[POOL_ROW_MAX];
+    int64_t out0 = last > 0 ? ctx->d[0].out : 1, out1 = last > 1 ? ctx->d[1].out : 1;
+    int64_t ys0 = last > 0 ? ctx->y.strides[2] : 0, ys1 = last > 1 ? ctx->y.strides[3] : 0;
+    int64_t ysl = ctx->y.strides[2 + last];
+    for (int64_t o0 = 0; o0 < out0; o0++)
+        for (int64_t o1 = 0; o1 < out1; o1++) {
+            int64_t lo[2] = {0, 0}, taps[2] = {1, 1};
+            double count = 1;
+            if (last > 0) {
+                dim_window(ctx, 0, o0, &lo[0], &taps[0]);
+                count *= (double)ctx->t[0].count[o0];
+            }
+            if (last > 1) {
+                dim_window(ctx, 1, o1, &lo[1], &taps[1]);
+                count *= (double)ctx->t[1].count[o1];
+            }
+            const float *r = xp;
+            if (last > 0) {
+                reduce_rows(job, xp, lo, taps, row);
+                r = row;
+            }
+            float *y = yp + o0 * ys0 + o1 * ys1;
+            for (int64_t o = 0; o < dl->out; o++) {
+                int64_t l, n;
+                dim_window(ctx, last, o, &l, &n);
+                float acc = r[l];
+                for (int64_t e = 1; e < n; e++)
+                    acc = combine(is_max, acc, r[l + e * dl->dilation]);
+                y[o * ysl] = is_max ? acc
+                                    : (float)(acc / (count * (double)ctx->t[last].count[o]));
+            }
+        }
+    return 1;
+}
+
+/* One (n, c) plane per unit: any strides. */
+static void pool_planes(void *arg, int64_t begin, int64_t end)
+{
+    const pool_job_t *job = arg;
+    const pool_context_t *ctx = job->ctx;
+    const int64_t *xs = ctx->x.strides, *ys = ctx->y.strides;
+    for (int64_t u = begin; u < end; u++) {
+        int64_t nn = u / ctx->x.dims[1], c = u % ctx->x.dims[1];
+        int64_t ibase = job->idx ? nn * ctx->idx.strides[0] + c * ctx->idx.strides[1] : 0;
+        const float *xp = job->x + nn * xs[0] + c * xs[1];
+        float *yp = job->y + nn * ys[0] + c * ys[1];
+        if (!pool_plane_rows(job, xp, yp))
+            pool_plane(job, xp, yp, job->idx, ibase);
+    }
+}
+
+/* Channels-last: one (n, output position) per unit, channels innermost,
+ * in blocks of POOL_BLOCK channels held in registers and on the stack. */
+#define POOL_BLOCK 256
+
+static void pool_block_cl(const pool_job_t *job, int64_t nn, const int64_t *lo,
+                          const int64_t *hi, int64_t c0, int64_t cn, float *acc,
+                          int64_t *at)
+{
+    const pool_context_t *ctx = job->ctx;
+    const int64_t *xs = ctx->x.strides;
+    int is_max = ctx->attr.mode == CDNN_POOLING_MAX;
+    int64_t dil[3] = {1, 1, 1};
+    for (int i = 0; i < ctx->sd; i++)
+        dil[i] = ctx->d[i].dilation;
+    int first = 1;
+    for (int64_t a = lo[0]; a <= hi[0]; a += dil[0])
+        for (int64_t b = lo[1]; b <= hi[1]; b += dil[1])
+            for (int64_t e = lo[2]; e <= hi[2]; e += dil[2]) {
+                const float *xp = job->x + nn * xs[0] + c0 + a * xs[2] +
+                                  (ctx->sd > 1 ? b * xs[3] : 0) +
+                                  (ctx->sd > 2 ? e * xs[4] : 0);
+                int64_t pos = a * ctx->plane[0] + (ctx->sd > 1 ? b * ctx->plane[1] : 0) +
+                              (ctx->sd > 2 ? e * ctx->plane[2] : 0);
+                if (first) {
+                    for (int64_t c = 0; c < cn; c++)
+                        acc[c] = xp[c];
+                    for (int64_t c = 0; at && c < cn; c++)
+                        at[c] = pos;
+                    first = 0;
+                } else if (!is_max) {
+                    for (int64_t c = 0; c < cn; c++)
+                        acc[c] += xp[c];
+                } else if (at) {
+                    for (int64_t c = 0; c < cn; c++)
+                        if (xp[c] > acc[c] || xp[c] != xp[c]) {
+                            acc[c] = xp[c];
+                            at[c] = pos;
+                        }
+                } else {
+                    for (int64_t c = 0; c < cn; c++) {
+                        float v = xp[c];
+                        acc[c] = v > acc[c] || v != v ? v : acc[c];
+                    }
+                }
+            }
+}
+
+static void pool_rows_cl(void *arg, int64_t begin, int64_t end)
+{
+    const pool_job_t *job = arg;
+    const pool_context_t *ctx = job->ctx;
+    const int64_t *ys = ctx->y.strides, channels = ctx->x.dims[1];
+    int is_max = ctx->attr.mode == CDNN_POOLING_MAX;
+    float acc[POOL_BLOCK];
+    int64_t at[POOL_BLOCK];
+    for (int64_t u = begin; u < end; u++) {
+        int64_t nn = u / ctx->out_points, o[3] = {0, 0, 0}, lo[3], hi[3];
+        double count;
+        out_coords(ctx, u % ctx->out_points, o);
+        window_of(ctx, o, lo, hi, &count);
+        int64_t yoff = nn * ys[0], ioff = job->idx ? nn * ctx->idx.strides[0] : 0;
+        for (int i = 0; i < ctx->sd; i++) {
+            yoff += o[i] * ys[2 + i];
+            if (job->idx)
+                ioff += o[i] * ctx->idx.strides[2 + i];
+        }
+        for (int64_t c0 = 0; c0 < channels; c0 += POOL_BLOCK) {
+            int64_t cn = channels - c0 < POOL_BLOCK ? channels - c0 : POOL_BLOCK;
+            pool_block_cl(job, nn, lo, hi, c0, cn, acc, job->idx ? at : NULL);
+            for (int64_t c = 0; c < cn; c++)
+                job->y[yoff + c0 + c] = is_max ? acc[c] : (float)(acc[c] / count);
+            for (int64_t c = 0; job->idx && c < cn; c++)
+                store_index(ctx, job->idx, ioff + c0 + c, at[c]);
+        }
+    }
+}
+
+static void *pointer_of(const cdnn_exec_args_t *args, int64_t uid)
+{
+    for (int32_t i = 0; i < args->count; i++)
+        if (args->uids[i] == uid)
+            return args->ptrs[i];
+    return NULL;
+}
+
+static cdnn_status_t pool_execute(void *context, const cdnn_exec_args_t *args)
+{
+    const pool_context_t *ctx = context;
+    pool_job_t job = {ctx, pointer_of(args, ctx->x_uid), pointer_of(args, ctx->y_uid),
+                      ctx->idx_uid == CDNN_UID_NONE ? NULL : pointer_of(args, ctx->idx_uid)};
+    if (!job.x || !job.y || (ctx->idx_uid != CDNN_UID_NONE && !job.idx))
+        return sdk_fail(CDNN_STATUS_BAD_PARAM, "a pooling tensor has no pointer in the "
+                        "variant pack");
+    if (ctx->channels_last)
+        cpu_parallel_for(ctx->threads, ctx->x.dims[0] * ctx->out_points, pool_rows_cl,
+                         &job);
+    else
+        cpu_parallel_for(ctx->threads, ctx->x.dims[0] * ctx->x.dims[1], pool_planes,
+                         &job);
+    return CDNN_STATUS_SUCCESS;
+}
+
+const cpu_engine_t cpu_pool_engine = {
+    .applicable = pool_applicable,
+    .create = pool_create,
+    .workspace_size = pool_workspace_size,
+    .execute = pool_execute,
+    .destroy = pool_destroy,
+};

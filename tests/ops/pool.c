@@ -1,0 +1,154 @@
+/*
+ * pool.c -- pooling forward (max with and without indices, average with
+ * and without the padding counted) over 1-D, 2-D and 3-D windows with
+ * strides, padding (symmetric and not), dilation and ceil mode, in every
+ * float type and in packed, channels-last and padded layouts; coarse
+ * inputs make ties, so the first-maximum rule of the indices is compared
+ * too.  cpu:pool must claim every f32 case; pooling backward and resize
+ * (no fast engine) run on cpu:reference alone, which checks they execute
+ * in every layout.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cases.h"
+#include "harness.h"
+
+enum { PL_X = 1, PL_Y = 2, PL_IDX = 3, PL_DY = 4, PL_DX = 5 };
+
+typedef struct pl_shape {
+    const char *what;
+    int32_t sd;
+    int64_t x[5];
+    int32_t window, stride, dilation, pre, post, ceil;
+} pl_shape_t;
+
+static const pl_shape_t pl_shapes[] = {
+    {"ResNet stem 3x3 s2 p1", 2, {2, 8, 17, 16}, 3, 2, 1, 1, 1, 0},
+    {"2x2 s2 ceil", 2, {1, 5, 9, 7}, 2, 2, 1, 0, 0, 1},
+    {"3x3 s1 p1 dilation 2", 2, {2, 3, 11, 10}, 3, 1, 2, 2, 2, 0},
+    {"3x3 s2 pre 2 post 0 ceil", 2, {1, 4, 10, 9}, 3, 2, 1, 2, 0, 1},
+    {"1-D k4 s3 p1", 1, {2, 3, 19}, 4, 3, 1, 1, 1, 0},
+    {"3-D 3 s2 p1 ceil", 3, {1, 3, 7, 6, 5}, 3, 2, 1, 1, 1, 1},
+};
+
+#define PL_SHAPE_COUNT (sizeof pl_shapes / sizeof pl_shapes[0])
+
+static cdnn_pooling_attr_t pl_attr(const pl_shape_t *s, cdnn_pooling_mode_t mode,
+                                   int include_pad)
+{
+    cdnn_pooling_attr_t a;
+    cdnn_pooling_attr_init(&a, mode, s->sd);
+    for (int i = 0; i < s->sd; i++) {
+        a.window[i] = s->window;
+        a.stride[i] = s->stride;
+        a.dilation[i] = mode == CDNN_POOLING_MAX ? s->dilation : 1;
+        a.pre_padding[i] = s->pre;
+        a.post_padding[i] = s->post;
+    }
+    a.ceil_mode = s->ceil;
+    a.count_include_pad = include_pad;
+    return a;
+}
+
+/* variant 0: max; 1: max with i64 indices; 2: max with i32 indices on
+ * coarse data (ties); 3: average without the padding; 4: average with. */
+static void pl_case(const pl_shape_t *s, cdnn_data_type_t type, h_layout_t layout,
+                    int variant, h_values_t *packed)
+{
+    int is_max = variant < 3;
+    h_case_t c;
+    h_begin(&c, is_max ? H_ELEMENTWISE : H_ACCUMULATE, "pooling %s variant %d %s %s",
+            s->what, variant, cdnn_data_type_name(type), h_layout_name(layout));
+    if (layout == H_PACKED)
+        c.keep = packed;
+    else
+        c.against = packed;
+    cdnn_pooling_attr_t a = pl_attr(s, is_max ? CDNN_POOLING_MAX : CDNN_POOLING_AVG,
+                                    variant == 4);
+    h_input(&c, PL_X, type, s->sd + 2, s->x, layout, variant == 2 ? H_COARSE : H_WIDE);
+    h_output(&c, PL_Y, type, 0, NULL, layout);
+    int64_t idx = CDNN_UID_NONE;
+    if (variant == 1 || variant == 2) {
+        idx = PL_IDX;
+        h_output(&c, PL_IDX, variant == 1 ? CDNN_DATA_TYPE_I64 : CDNN_DATA_TYPE_I32, 0,
+                 NULL, layout);
+    }
+    h_call(&c, cdnn_graph_pooling_fwd(c.graph, "pool", &a, PL_X, PL_Y, idx),
+           "cdnn_graph_pooling_fwd");
+    if (type == CDNN_DATA_TYPE_F32)
+        h_expect(&c, "cpu:pool");
+    h_run(&c);
+}
+
+void test_pooling(void **state)
+{
+    (void)state;
+    static const h_layout_t layouts[] = {H_PACKED, H_CHANNELS_LAST, H_PADDED};
+    for (size_t s = 0; s < PL_SHAPE_COUNT; s++)
+        for (int t = 0; t < ops_float_type_count; t++)
+            for (int variant = 0; variant < 5; variant++) {
+                h_values_t packed = {0};
+                for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++)
+                    pl_case(&pl_shapes[s], ops_float_types[t], layouts[l], variant,
+                            &packed);
+                h_values_free(&packed);
+            }
+    h_done();
+}
+
+/* Backward (max recomputed, average) and resize on cpu:reference: the
+ * same logical results in every layout. */
+void test_pooling_bwd_resize(void **state)
+{
+    (void)state;
+    static const h_layout_t layouts[] = {H_PACKED, H_CHANNELS_LAST, H_PADDED};
+    const pl_shape_t *s = &pl_shapes[0];
+    for (int mode = 0; mode < 2; mode++) {
+        h_values_t packed = {0};
+        for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
+            h_case_t c;
+            h_begin(&c, H_ACCUMULATE, "pooling_bwd mode %d %s", mode,
+                    h_layout_name(layouts[l]));
+            if (l == 0)
+                c.keep = &packed;
+            else
+                c.against = &packed;
+            cdnn_pooling_attr_t a = pl_attr(s, (cdnn_pooling_mode_t)mode, 1);
+            int64_t y[4] = {2, 8, 9, 8};
+            h_input(&c, PL_DY, CDNN_DATA_TYPE_F32, 4, y, layouts[l], H_WIDE);
+            h_input(&c, PL_X, CDNN_DATA_TYPE_F32, 4, s->x, layouts[l], H_WIDE);
+            h_output(&c, PL_DX, CDNN_DATA_TYPE_F32, 0, NULL, layouts[l]);
+            h_call(&c, cdnn_graph_pooling_bwd(c.graph, "pool_bwd", &a, PL_DY, PL_X,
+                                              CDNN_UID_NONE, PL_DX),
+                   "cdnn_graph_pooling_bwd");
+            h_run(&c);
+        }
+        h_values_free(&packed);
+    }
+    for (int mode = 0; mode < 2; mode++) {
+        h_values_t packed = {0};
+        for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
+            h_case_t c;
+            h_begin(&c, H_ACCUMULATE, "resize mode %d %s", mode,
+                    h_layout_name(layouts[l]));
+            if (l == 0)
+                c.keep = &packed;
+            else
+                c.against = &packed;
+            cdnn_resize_attr_t a = {mode, CDNN_RESIZE_HALF_PIXEL,
+                                    CDNN_RESIZE_ROUND_PREFER_FLOOR};
+            int64_t x[4] = {2, 3, 5, 7}, y[4] = {2, 3, 11, 4};
+            h_input(&c, PL_X, CDNN_DATA_TYPE_F32, 4, x, layouts[l], H_WIDE);
+            h_output(&c, PL_Y, CDNN_DATA_TYPE_F32, 4, y, layouts[l]);
+            h_call(&c, cdnn_graph_resize(c.graph, "resize", &a, PL_X, PL_Y),
+                   "cdnn_graph_resize");
+            h_run(&c);
+        }
+        h_values_free(&packed);
+    }
+    h_done();
+}
