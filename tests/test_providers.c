@@ -218,6 +218,39 @@ static void test_old_abi_not_shown_new_forms(void **state)
     cdnn_handle_destroy(h);
 }
 
+/* A pointwise mode of graph format 1.3 is not shown to a provider stamped
+ * before ABI 1.4; a rank-broadcast input is (the view has it at y's rank,
+ * which every ABI reads), so the old engine sees the graph and declines it
+ * itself. */
+static void test_old_abi_pointwise_forms(void **state)
+{
+    (void)state;
+    cdnn_handle_t *h = handle_with_path(TEST_PROVIDER_ROOT "/extra");
+    for (int new_mode = 0; new_mode < 2; new_mode++) {
+        cdnn_graph_t *g = NULL;
+        const int64_t x[] = {2, 8}, b[] = {8};
+        assert_int_equal(cdnn_graph_create(&g), CDNN_STATUS_SUCCESS);
+        assert_int_equal(cdnn_graph_tensor(g, 1, "x", CDNN_DATA_TYPE_F32, 2, x, NULL), 0);
+        assert_int_equal(cdnn_graph_tensor(g, 2, "b", CDNN_DATA_TYPE_F32, 1, b, NULL), 0);
+        assert_int_equal(cdnn_graph_tensor(g, 3, "y", CDNN_DATA_TYPE_F32, 2, x, NULL), 0);
+        cdnn_pointwise_attr_t pw;
+        cdnn_pointwise_attr_init(&pw, new_mode ? CDNN_PW_ATAN2 : CDNN_PW_ADD);
+        assert_int_equal(cdnn_graph_pointwise(g, "pw", &pw, 1, 2, CDNN_UID_NONE, 3), 0);
+        cdnn_build_options_t *opts = NULL;
+        assert_int_equal(cdnn_build_options_create(&opts), CDNN_STATUS_SUCCESS);
+        assert_int_equal(cdnn_build_options_pin_engine(
+                             opts, cdnn_engine_id_from_name("test:extra")), 0);
+        assert_int_equal(cdnn_graph_build(g, h, opts), CDNN_STATUS_NOT_SUPPORTED);
+        const char *want = new_mode ? "built for provider ABI 1.0, before the graph's"
+                                    : "the test engine declines every graph";
+        if (!strstr(cdnn_last_error(), want))
+            fail_msg("message \"%s\" lacks \"%s\"", cdnn_last_error(), want);
+        cdnn_build_options_destroy(opts);
+        cdnn_graph_destroy(g);
+    }
+    cdnn_handle_destroy(h);
+}
+
 static void test_unserved_pinned_engine(void **state)
 {
     (void)state;
@@ -271,6 +304,7 @@ int main(void)
         cmocka_unit_test_setup(test_empty_path_warns, reset),
         cmocka_unit_test_setup(test_provider_words_reach_caller, reset),
         cmocka_unit_test_setup(test_old_abi_not_shown_new_forms, reset),
+        cmocka_unit_test_setup(test_old_abi_pointwise_forms, reset),
         cmocka_unit_test_setup(test_unserved_pinned_engine, reset),
         cmocka_unit_test_setup(test_plan_outlives_handle, reset),
     };
