@@ -40,6 +40,7 @@ int main(void)
         cmocka_unit_test(test_batchnorm_inference),
         cmocka_unit_test(test_layernorm),
         cmocka_unit_test(test_rmsnorm),
+        cmocka_unit_test(test_norm_train),
         cmocka_unit_test(test_sdpa_fwd),
         cmocka_unit_test(test_sdpa_bwd),
         cmocka_unit_test(test_index_argmax),

@@ -186,3 +186,128 @@ void test_rmsnorm(void **state)
     (void)state;
     norm_family(NORM_RMS);
 }
+
+/* ---- training passes: batch-norm training forward with its running
+ * statistics (one graph of two nodes), batch-norm, layer-norm and RMS-norm
+ * backward.  x, dy, y and dx have the case's type; parameters and
+ * statistics are f32 for a half type (f32 statistics of a bf16 x), else the
+ * case's type.  The backward's statistics are drawn at random: the
+ * formulas hold for any, and the fast engine must agree with the
+ * reference on them. ---- */
+
+enum { T_X = 1, T_DY, T_SCALE, T_BIAS, T_MEAN, T_INV, T_RM, T_RV,
+       T_OUT, T_OUT1, T_OUT2, T_OUT3, T_OUT4 };
+
+#define NORM_TRAIN_ENGINE "cpu:norm_train"
+
+static cdnn_data_type_t param_type(cdnn_data_type_t type)
+{
+    return type == CDNN_DATA_TYPE_F16 || type == CDNN_DATA_TYPE_BF16 ? CDNN_DATA_TYPE_F32
+                                                                     : type;
+}
+
+static void expect_fast(h_case_t *c, cdnn_data_type_t type)
+{
+    if (type != CDNN_DATA_TYPE_F64)
+        h_expect(c, NORM_TRAIN_ENGINE);
+}
+
+static void bn_train_case(const norm_shape_t *s, cdnn_data_type_t type, h_layout_t layout,
+                          h_values_t *packed)
+{
+    int64_t p[5] = {1, s->x[1], 1, 1, 1};
+    cdnn_data_type_t pt = param_type(type);
+    char text[64];
+    h_case_t c;
+    h_begin(&c, H_ACCUMULATE, "batchnorm_train + running_stats %s %s x %s",
+            cdnn_data_type_name(type), h_layout_name(layout),
+            dims_text(s, text, sizeof text));
+    norm_keep(&c, layout, packed);
+    h_input(&c, T_X, type, s->rank, s->x, layout, H_WIDE);
+    h_input(&c, T_SCALE, pt, s->rank, p, layout, H_UNIFORM);
+    h_input(&c, T_BIAS, pt, s->rank, p, layout, H_UNIFORM);
+    h_input(&c, T_RM, pt, s->rank, p, layout, H_UNIFORM);
+    h_input(&c, T_RV, pt, s->rank, p, layout, H_POSITIVE);
+    h_output(&c, T_OUT, type, s->rank, s->x, layout);
+    for (int64_t u = T_OUT1; u <= T_OUT4; u++)
+        h_output(&c, u, pt, s->rank, p, layout);
+    h_call(&c, cdnn_graph_batchnorm_train(c.graph, "bn", 1e-5, T_X, T_SCALE, T_BIAS,
+                                          T_OUT, T_OUT1, T_OUT2),
+           "cdnn_graph_batchnorm_train");
+    h_call(&c, cdnn_graph_batchnorm_running_stats(c.graph, "run", 0.1, T_X, T_RM, T_RV,
+                                                  T_OUT3, T_OUT4),
+           "cdnn_graph_batchnorm_running_stats");
+    expect_fast(&c, type);
+    h_run(&c);
+}
+
+typedef enum bwd_kind { BWD_BN, BWD_LN, BWD_RMS } bwd_kind_t;
+
+/* with_params: dscale and dbias (RMS-norm: dscale only) are outputs. */
+static void norm_bwd_case(bwd_kind_t kind, const norm_shape_t *s, cdnn_data_type_t type,
+                          h_layout_t layout, int with_params, h_values_t *packed)
+{
+    static const char *const names[] = {"batchnorm_bwd", "layernorm_bwd", "rmsnorm_bwd"};
+    int64_t bn_p[5] = {1, s->x[1], 1, 1, 1};
+    const int64_t *param = kind == BWD_BN ? bn_p : s->scale;
+    const int64_t *stat = kind == BWD_BN ? bn_p : s->stat;
+    cdnn_data_type_t pt = param_type(type);
+    char text[64];
+    h_case_t c;
+    h_begin(&c, H_ACCUMULATE, "%s %s %s x %s%s", names[kind], cdnn_data_type_name(type),
+            h_layout_name(layout), dims_text(s, text, sizeof text),
+            with_params ? " with dscale, dbias" : "");
+    norm_keep(&c, layout, packed);
+    h_input(&c, T_DY, type, s->rank, s->x, layout, H_UNIFORM);
+    h_input(&c, T_X, type, s->rank, s->x, layout, H_WIDE);
+    h_input(&c, T_SCALE, pt, s->rank, param, layout, H_UNIFORM);
+    if (kind != BWD_RMS)
+        h_input(&c, T_MEAN, pt, s->rank, stat, layout, H_UNIFORM);
+    h_input(&c, T_INV, pt, s->rank, stat, layout, H_POSITIVE);
+    h_output(&c, T_OUT, type, s->rank, s->x, layout);
+    int64_t dscale = with_params ? T_OUT1 : CDNN_UID_NONE;
+    int64_t dbias = with_params && kind != BWD_RMS ? T_OUT2 : CDNN_UID_NONE;
+    if (with_params)
+        h_output(&c, T_OUT1, pt, s->rank, param, layout);
+    if (dbias != CDNN_UID_NONE)
+        h_output(&c, T_OUT2, pt, s->rank, param, layout);
+    cdnn_status_t st;
+    if (kind == BWD_BN)
+        st = cdnn_graph_batchnorm_bwd(c.graph, "bwd", T_DY, T_X, T_SCALE, T_MEAN, T_INV,
+                                      T_OUT, dscale, dbias);
+    else if (kind == BWD_LN)
+        st = cdnn_graph_layernorm_bwd(c.graph, "bwd", T_DY, T_X, T_SCALE, T_MEAN, T_INV,
+                                      T_OUT, dscale, dbias);
+    else
+        st = cdnn_graph_rmsnorm_bwd(c.graph, "bwd", T_DY, T_X, T_SCALE, T_INV, T_OUT,
+                                    dscale, dbias);
+    h_call(&c, st, names[kind]);
+    expect_fast(&c, type);
+    h_run(&c);
+}
+
+/* Every shape, type and layout; each layout checked against the packed. */
+void test_norm_train(void **state)
+{
+    (void)state;
+    for (size_t s = 0; s < NORM_SHAPE_COUNT; s++) {
+        for (int t = 0; t < ops_float_type_count; t++) {
+            const norm_shape_t *sh = &norm_shapes[s];
+            cdnn_data_type_t ty = ops_float_types[t];
+            h_values_t packed = {0};
+            for (size_t l = 0; l < NORM_LAYOUT_COUNT; l++)
+                bn_train_case(sh, ty, norm_layouts[l], &packed);
+            h_values_free(&packed);
+            for (int kind = BWD_BN; kind <= BWD_RMS; kind++) {
+                for (int with_params = 0; with_params < 2; with_params++) {
+                    h_values_t kept = {0};
+                    for (size_t l = 0; l < NORM_LAYOUT_COUNT; l++)
+                        norm_bwd_case((bwd_kind_t)kind, sh, ty, norm_layouts[l],
+                                      with_params, &kept);
+                    h_values_free(&kept);
+                }
+            }
+        }
+    }
+    h_done();
+}

@@ -1,0 +1,568 @@
+/*
+ * fast_norm.c -- the cpu:norm_train engine: the training passes of the
+ * norms (batch-norm training forward, running statistics and backward,
+ * layer-norm and RMS-norm backward) over f32, f16 and bf16 tensors in
+ * memory, any strides, groups split over threads.
+ *
+ * Every one of these ops reduces x over a set of dims, the window: N and
+ * the spatial dims for batch-norm (a group per channel), the normalised
+ * dims for layer-norm and RMS-norm (a group per row).  A group's x (and dy)
+ * is gathered once into a float buffer of the workspace (one per thread),
+ * so that the passes below run over contiguous floats in cache whatever
+ * the strides: the sums in double (two passes for the variance, as
+ * cpu:reference), then one pass that writes y or dx, each element rounded
+ * once on store.  Layer-norm's and RMS-norm's dscale and dbias sum over
+ * the groups instead: each thread accumulates its groups into its own
+ * double rows, added up after the threads join.
+ *
+ * A graph of several of these nodes runs them in order (the view is
+ * topological), so that batchnorm_train with batchnorm_running_stats, or a
+ * forward statistics output feeding a backward, is one plan; every tensor
+ * must be in memory (no virtual or scalar tensors).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cdnn_sdk/numeric.h>
+
+#include "cpu_engine.h"
+#include "fast_util.h"
+
+/* cpu_parallel_for starts at most this many (fast_util.c). */
+#define NORM_MAX_THREADS 256
+
+/* The dims of a reduction: group dims and window dims of x, in order. */
+typedef struct nt_split {
+    int32_t ng, nw;
+    int32_t gdim[CDNN_MAX_RANK], wdim[CDNN_MAX_RANK];
+    int64_t groups, count; /* number of groups; elements in one group */
+} nt_split_t;
+
+/* One tensor as the walk sees it: strides 0 on its dims of 1 (broadcast). */
+typedef struct nt_tensor {
+    int32_t index; /* into the graph's tensors; -1 absent */
+    cdnn_data_type_t type;
+    int64_t stride[CDNN_MAX_RANK];
+} nt_tensor_t;
+
+enum { NT_MAX_PORTS = 8 };
+
+typedef struct nt_node {
+    cdnn_op_t op;
+    double epsilon, momentum;
+    nt_split_t split;
+    int64_t x_dims[CDNN_MAX_RANK];
+    nt_tensor_t in[CDNN_NODE_MAX_INPUTS], out[CDNN_NODE_MAX_OUTPUTS];
+    int32_t threads;
+} nt_node_t;
+
+typedef struct nt_context {
+    cpu_graph_t graph;
+    nt_node_t *nodes;
+    int32_t node_count;
+    size_t buffers;  /* per thread: two group buffers of floats */
+    size_t partials; /* per thread: two rows of doubles (layer/RMS params) */
+    size_t scale_row;
+    cpu_ws_layout_t ws;
+} nt_context_t;
+
+static int storable(cdnn_data_type_t t)
+{
+    return t == CDNN_DATA_TYPE_F32 || t == CDNN_DATA_TYPE_F16 || t == CDNN_DATA_TYPE_BF16;
+}
+
+static int is_norm_train_op(cdnn_op_t op)
+{
+    return op == CDNN_OP_BATCHNORM_TRAIN || op == CDNN_OP_BATCHNORM_RUNNING_STATS ||
+           op == CDNN_OP_BATCHNORM_BWD || op == CDNN_OP_LAYERNORM_BWD ||
+           op == CDNN_OP_RMSNORM_BWD;
+}
+
+static cdnn_status_t nt_applicable(const cdnn_graph_view_t *g)
+{
+    if (g->node_count < 1)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the graph has no node");
+    for (int32_t i = 0; i < g->node_count; i++)
+        if (!is_norm_train_op(g->nodes[i].op))
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "node '%s' is not a training "
+                            "pass of a norm", g->nodes[i].name);
+    if (g->compute_type == CDNN_DATA_TYPE_F64)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the graph asks for f64 compute; this "
+                        "engine computes in f32 (its sums in f64)");
+    for (int32_t i = 0; i < g->tensor_count; i++) {
+        const cdnn_tensor_view_t *t = &g->tensors[i];
+        if (!storable(t->type) || t->is_virtual || t->is_scalar)
+            return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "tensor '%s' is %s%s; this engine "
+                            "takes f32, f16 and bf16 tensors in memory", t->name,
+                            cdnn_data_type_name(t->type),
+                            t->is_virtual ? ", virtual" : t->is_scalar ? ", a scalar" : "");
+    }
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* Groups and window of x: the window is where `reduced` is set. */
+static nt_split_t split_of(const cdnn_tensor_view_t *x, const int *reduced)
+{
+    nt_split_t s = {.groups = 1, .count = 1};
+    for (int32_t d = 0; d < x->rank; d++) {
+        if (reduced[d]) {
+            s.wdim[s.nw++] = d;
+            s.count *= x->dims[d];
+        } else {
+            s.gdim[s.ng++] = d;
+            s.groups *= x->dims[d];
+        }
+    }
+    return s;
+}
+
+static nt_tensor_t nt_tensor(const cdnn_graph_view_t *g, int32_t index)
+{
+    nt_tensor_t t = {.index = index};
+    if (index < 0)
+        return t;
+    const cdnn_tensor_view_t *v = &g->tensors[index];
+    t.type = v->type;
+    for (int32_t d = 0; d < v->rank; d++)
+        t.stride[d] = v->dims[d] == 1 ? 0 : v->strides[d];
+    return t;
+}
+
+/* The node's split: batch-norm's window is every dim but 1, the others'
+ * the dims where scale is not 1. */
+static void plan_node(const cdnn_graph_view_t *g, const cdnn_node_view_t *n,
+                      int32_t max_threads, nt_node_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->op = n->op;
+    p->epsilon = n->attr.epsilon;
+    p->momentum = n->attr.momentum;
+    for (int q = 0; q < CDNN_NODE_MAX_INPUTS; q++)
+        p->in[q] = nt_tensor(g, n->inputs[q]);
+    for (int q = 0; q < CDNN_NODE_MAX_OUTPUTS; q++)
+        p->out[q] = nt_tensor(g, n->outputs[q]);
+    int batch = n->op == CDNN_OP_BATCHNORM_TRAIN ||
+                n->op == CDNN_OP_BATCHNORM_RUNNING_STATS || n->op == CDNN_OP_BATCHNORM_BWD;
+    int x_port = n->op == CDNN_OP_BATCHNORM_TRAIN ||
+                 n->op == CDNN_OP_BATCHNORM_RUNNING_STATS ? 0 : 1;
+    const cdnn_tensor_view_t *x = &g->tensors[n->inputs[x_port]];
+    int reduced[CDNN_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++)
+        reduced[d] = batch ? d != 1 : g->tensors[n->inputs[2]].dims[d] != 1;
+    p->split = split_of(x, reduced);
+    memcpy(p->x_dims, x->dims, sizeof p->x_dims);
+    /* a thread takes at least ~16K elements' worth of groups */
+    p->threads = cpu_threads_for(max_threads, p->split.groups,
+                                 1 + (1 << 14) / p->split.count);
+    if (p->threads > NORM_MAX_THREADS)
+        p->threads = NORM_MAX_THREADS;
+}
+
+static int row_params(cdnn_op_t op)
+{
+    return op == CDNN_OP_LAYERNORM_BWD || op == CDNN_OP_RMSNORM_BWD;
+}
+
+static void nt_destroy(void *context)
+{
+    nt_context_t *ctx = context;
+    if (!ctx)
+        return;
+    cpu_graph_free(&ctx->graph);
+    free(ctx->nodes);
+    free(ctx);
+}
+
+static cdnn_status_t nt_create(const cdnn_device_view_t *device,
+                               const cdnn_graph_view_t *g,
+                               const cdnn_knob_value_t *knobs, int32_t knob_count,
+                               void **context)
+{
+    (void)knobs;
+    (void)knob_count;
+    cdnn_status_t st = nt_applicable(g);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    nt_context_t *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    ctx->nodes = calloc((size_t)g->node_count, sizeof *ctx->nodes);
+    if (!ctx->nodes || (st = cpu_graph_copy(&ctx->graph, g)) != CDNN_STATUS_SUCCESS) {
+        nt_destroy(ctx);
+        return st ? st : sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    }
+    ctx->node_count = g->node_count;
+    size_t buffers = 0, partials = 0, row = 0;
+    for (int32_t i = 0; i < g->node_count; i++) {
+        nt_node_t *p = &ctx->nodes[i];
+        plan_node(g, &g->nodes[i], device->cpu_threads, p);
+        size_t count = (size_t)p->split.count, threads = (size_t)p->threads;
+        size_t b = threads * 2 * count * sizeof(float);
+        buffers = b > buffers ? b : buffers;
+        if (row_params(p->op)) {
+            size_t q = threads * 2 * count * sizeof(double);
+            partials = q > partials ? q : partials;
+            row = count * sizeof(float) > row ? count * sizeof(float) : row;
+        }
+    }
+    ctx->buffers = cpu_ws_reserve(&ctx->ws, buffers);
+    ctx->partials = cpu_ws_reserve(&ctx->ws, partials);
+    ctx->scale_row = cpu_ws_reserve(&ctx->ws, row);
+    *context = ctx;
+    return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t nt_workspace_size(void *context, size_t *bytes)
+{
+    const nt_context_t *ctx = context;
+    *bytes = ctx->ws.bytes;
+    return CDNN_STATUS_SUCCESS;
+}
+
+/* ---- gathering and scattering a group ---- */
+
+static float load_one(cdnn_data_type_t type, const char *base, int64_t i)
+{
+    switch (type) {
+    case CDNN_DATA_TYPE_F32: return ((const float *)base)[i];
+    case CDNN_DATA_TYPE_F16: return cdnn_half_to_float(((const uint16_t *)base)[i]);
+    default: return cdnn_bf16_to_float(((const uint16_t *)base)[i]);
+    }
+}
+
+static void store_one(cdnn_data_type_t type, char *base, int64_t i, float v)
+{
+    switch (type) {
+    case CDNN_DATA_TYPE_F32: ((float *)base)[i] = v; break;
+    case CDNN_DATA_TYPE_F16: ((uint16_t *)base)[i] = cdnn_float_to_half(v); break;
+    default: ((uint16_t *)base)[i] = cdnn_float_to_bf16(v); break;
+    }
+}
+
+static void load_run(cdnn_data_type_t type, const char *base, int64_t s, int64_t n,
+                     float *out)
+{
+    switch (type) {
+    case CDNN_DATA_TYPE_F32:
+        if (s == 1)
+            memcpy(out, base, (size_t)n * sizeof(float));
+        else
+            for (int64_t i = 0; i < n; i++)
+                out[i] = ((const float *)base)[i * s];
+        break;
+    case CDNN_DATA_TYPE_F16:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = cdnn_half_to_float(((const uint16_t *)base)[i * s]);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = cdnn_bf16_to_float(((const uint16_t *)base)[i * s]);
+        break;
+    }
+}
+
+static void store_run(cdnn_data_type_t type, char *base, int64_t s, int64_t n,
+                      const float *in)
+{
+    switch (type) {
+    case CDNN_DATA_TYPE_F32:
+        for (int64_t i = 0; i < n; i++)
+            ((float *)base)[i * s] = in[i];
+        break;
+    case CDNN_DATA_TYPE_F16:
+        for (int64_t i = 0; i < n; i++)
+            ((uint16_t *)base)[i * s] = cdnn_float_to_half(in[i]);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++)
+            ((uint16_t *)base)[i * s] = cdnn_float_to_bf16(in[i]);
+        break;
+    }
+}
+
+/* Element offset of group g in t (g unravelled over the group dims). */
+static int64_t group_offset(const nt_node_t *p, const nt_tensor_t *t, int64_t g)
+{
+    int64_t offset = 0;
+    for (int32_t k = p->split.ng - 1; k >= 0; k--) {
+        int32_t d = p->split.gdim[k];
+        offset += (g % p->x_dims[d]) * t->stride[d];
+        g /= p->x_dims[d];
+    }
+    return offset;
+}
+
+/* Visit the window's runs (its last dim) in row-major order: fn gets the
+ * run's element offset in t and its position in the group. */
+typedef struct nt_run_walk {
+    const nt_node_t *p;
+    const nt_tensor_t *t;
+    int64_t idx[CDNN_MAX_RANK];
+    int64_t offset, position, run, step;
+} nt_run_walk_t;
+
+static void walk_begin(nt_run_walk_t *w, const nt_node_t *p, const nt_tensor_t *t,
+                       int64_t base)
+{
+    memset(w, 0, sizeof *w);
+    w->p = p;
+    w->t = t;
+    w->offset = base;
+    int32_t last = p->split.nw ? p->split.wdim[p->split.nw - 1] : -1;
+    w->run = last >= 0 ? p->x_dims[last] : 1;
+    w->step = last >= 0 ? t->stride[last] : 0;
+}
+
+/* Advance past the current run; 0 at the end of the window. */
+static int walk_next(nt_run_walk_t *w)
+{
+    const nt_split_t *s = &w->p->split;
+    w->position += w->run;
+    for (int32_t k = s->nw - 2; k >= 0; k--) {
+        int32_t d = s->wdim[k];
+        w->offset += w->t->stride[d];
+        if (++w->idx[k] < w->p->x_dims[d])
+            return 1;
+        w->offset -= w->idx[k] * w->t->stride[d];
+        w->idx[k] = 0;
+    }
+    return 0;
+}
+
+static void gather(const nt_node_t *p, const nt_tensor_t *t, const char *data,
+                   int64_t base, float *out)
+{
+    size_t es = cdnn_data_type_size(t->type);
+    nt_run_walk_t w;
+    walk_begin(&w, p, t, base);
+    do
+        load_run(t->type, data + w.offset * (int64_t)es, w.step, w.run, out + w.position);
+    while (walk_next(&w));
+}
+
+static void scatter(const nt_node_t *p, const nt_tensor_t *t, char *data, int64_t base,
+                    const float *in)
+{
+    size_t es = cdnn_data_type_size(t->type);
+    nt_run_walk_t w;
+    walk_begin(&w, p, t, base);
+    do
+        store_run(t->type, data + w.offset * (int64_t)es, w.step, w.run, in + w.position);
+    while (walk_next(&w));
+}
+
+/* ---- the ops, one group at a time ---- */
+
+typedef struct nt_job {
+    const nt_context_t *ctx;
+    const nt_node_t *p;
+    void **ptrs; /* by tensor index */
+    float *buffers;
+    double *partials;
+    const float *scale_row;
+} nt_job_t;
+
+static const char *in_ptr(const nt_job_t *j, int port)
+{
+    return j->p->in[port].index >= 0 ? j->ptrs[j->p->in[port].index] : NULL;
+}
+
+static char *out_ptr(const nt_job_t *j, int port)
+{
+    return j->p->out[port].index >= 0 ? j->ptrs[j->p->out[port].index] : NULL;
+}
+
+/* A per-group value of a statistics or parameter tensor. */
+static float group_value(const nt_job_t *j, int port, int64_t g)
+{
+    const nt_tensor_t *t = &j->p->in[port];
+    return load_one(t->type, in_ptr(j, port), group_offset(j->p, t, g));
+}
+
+static void put_group_value(const nt_job_t *j, int port, int64_t g, double v)
+{
+    const nt_tensor_t *t = &j->p->out[port];
+    if (t->index >= 0)
+        store_one(t->type, out_ptr(j, port), group_offset(j->p, t, g), (float)v);
+}
+
+static void mean_var(const float *x, int64_t n, double *mean, double *var)
+{
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < n; i++)
+        sum += x[i];
+    double m = sum / (double)n;
+    for (int64_t i = 0; i < n; i++) {
+        double d = x[i] - m;
+        sq += d * d;
+    }
+    *mean = m;
+    *var = sq / (double)n;
+}
+
+static void bn_train_group(const nt_job_t *j, int64_t g, float *x)
+{
+    const nt_node_t *p = j->p;
+    int64_t n = p->split.count;
+    gather(p, &p->in[0], in_ptr(j, 0), group_offset(p, &p->in[0], g), x);
+    double mean, var;
+    mean_var(x, n, &mean, &var);
+    double inv = 1.0 / sqrt(var + p->epsilon);
+    double a = group_value(j, 1, g) * inv, b = group_value(j, 2, g);
+    /* x - mean in double: a mean far from 0 costs no bits of y */
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (float)((x[i] - mean) * a + b);
+    scatter(p, &p->out[0], out_ptr(j, 0), group_offset(p, &p->out[0], g), x);
+    put_group_value(j, 1, g, mean);
+    put_group_value(j, 2, g, inv);
+}
+
+static void bn_running_group(const nt_job_t *j, int64_t g, float *x)
+{
+    const nt_node_t *p = j->p;
+    int64_t n = p->split.count;
+    gather(p, &p->in[0], in_ptr(j, 0), group_offset(p, &p->in[0], g), x);
+    double mean, var, m = p->momentum;
+    mean_var(x, n, &mean, &var);
+    double unbiased = var * (double)n / (double)(n - 1);
+    put_group_value(j, 0, g, (1 - m) * group_value(j, 1, g) + m * mean);
+    put_group_value(j, 1, g, (1 - m) * group_value(j, 2, g) + m * unbiased);
+}
+
+/* Batch-norm backward: scale is one value per group, so mean(g) and
+ * mean(g * xhat) are scale times mean(dy) and mean(dy * xhat). */
+static void bn_bwd_group(const nt_job_t *j, int64_t g, float *x, float *dy)
+{
+    const nt_node_t *p = j->p;
+    int64_t n = p->split.count;
+    gather(p, &p->in[0], in_ptr(j, 0), group_offset(p, &p->in[0], g), dy);
+    gather(p, &p->in[1], in_ptr(j, 1), group_offset(p, &p->in[1], g), x);
+    double scale = group_value(j, 2, g), mean = group_value(j, 3, g),
+           inv = group_value(j, 4, g);
+    double sum_dy = 0, sum_dyx = 0;
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = (float)((x[i] - mean) * inv); /* xhat from here on */
+        sum_dy += dy[i];
+        sum_dyx += (double)dy[i] * x[i];
+    }
+    float k = (float)(scale * inv), mdy = (float)(sum_dy / (double)n),
+          mdyx = (float)(sum_dyx / (double)n);
+    for (int64_t i = 0; i < n; i++)
+        dy[i] = k * (dy[i] - mdy - x[i] * mdyx);
+    scatter(p, &p->out[0], out_ptr(j, 0), group_offset(p, &p->out[0], g), dy);
+    put_group_value(j, 1, g, sum_dyx);
+    put_group_value(j, 2, g, sum_dy);
+}
+
+/* Layer-norm (has_mean) and RMS-norm backward of one row; dscale and dbias
+ * accumulate into the thread's partial rows. */
+static void row_bwd_group(const nt_job_t *j, int64_t g, float *x, float *dy,
+                          double *dscale, double *dbias)
+{
+    const nt_node_t *p = j->p;
+    int64_t n = p->split.count;
+    int has_mean = p->op == CDNN_OP_LAYERNORM_BWD;
+    gather(p, &p->in[0], in_ptr(j, 0), group_offset(p, &p->in[0], g), dy);
+    gather(p, &p->in[1], in_ptr(j, 1), group_offset(p, &p->in[1], g), x);
+    double mean = has_mean ? group_value(j, 3, g) : 0.0;
+    double inv = group_value(j, has_mean ? 4 : 3, g);
+    const float *s = j->scale_row;
+    double sum_g = 0, sum_gx = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float xhat = (float)((x[i] - mean) * inv), gi = dy[i] * s[i];
+        dscale[i] += (double)dy[i] * xhat;
+        dbias[i] += dy[i];
+        sum_g += gi;
+        sum_gx += (double)gi * xhat;
+        x[i] = xhat;
+        dy[i] = gi;
+    }
+    float mg = has_mean ? (float)(sum_g / (double)n) : 0.0f;
+    float mgx = (float)(sum_gx / (double)n);
+    float finv = (float)inv;
+    for (int64_t i = 0; i < n; i++)
+        dy[i] = finv * (dy[i] - mg - x[i] * mgx);
+    scatter(p, &p->out[0], out_ptr(j, 0), group_offset(p, &p->out[0], g), dy);
+}
+
+static void nt_groups(void *arg, int64_t begin, int64_t end)
+{
+    const nt_job_t *j = arg;
+    const nt_node_t *p = j->p;
+    int64_t n = p->split.count, groups = p->split.groups;
+    /* cpu_parallel_for's range t of T (T <= groups) begins at groups * t / T
+     * rounded down, so t is begin * T / groups rounded up: its buffers. */
+    int64_t t = (begin * p->threads + groups - 1) / groups;
+    float *x = j->buffers + t * 2 * n, *dy = x + n;
+    double *dscale = j->partials ? j->partials + t * 2 * n : NULL;
+    for (int64_t g = begin; g < end; g++) {
+        switch (p->op) {
+        case CDNN_OP_BATCHNORM_TRAIN: bn_train_group(j, g, x); break;
+        case CDNN_OP_BATCHNORM_RUNNING_STATS: bn_running_group(j, g, x); break;
+        case CDNN_OP_BATCHNORM_BWD: bn_bwd_group(j, g, x, dy); break;
+        default: row_bwd_group(j, g, x, dy, dscale, dscale + n); break;
+        }
+    }
+}
+
+/* dscale and dbias of a row backward: the threads' partial rows added up,
+ * stored with the output's strides over the window. */
+static void store_row_params(const nt_job_t *j)
+{
+    const nt_node_t *p = j->p;
+    int64_t n = p->split.count;
+    float *row = j->buffers; /* the threads are done with their buffers */
+    for (int port = 1; port <= 2; port++) {
+        if (p->out[port].index < 0)
+            continue;
+        for (int64_t i = 0; i < n; i++) {
+            double sum = 0;
+            for (int32_t t = 0; t < p->threads; t++)
+                sum += j->partials[(int64_t)t * 2 * n + (port - 1) * n + i];
+            row[i] = (float)sum;
+        }
+        scatter(p, &p->out[port], out_ptr(j, port), 0, row);
+    }
+}
+
+static cdnn_status_t nt_execute(void *context, const cdnn_exec_args_t *args)
+{
+    const nt_context_t *ctx = context;
+    if (ctx->ws.bytes && !args->workspace)
+        return sdk_fail(CDNN_STATUS_BAD_PARAM, "the plan needs %zu bytes of workspace "
+                        "but none was given", ctx->ws.bytes);
+    void **ptrs = calloc((size_t)ctx->graph.view.tensor_count + 1, sizeof *ptrs);
+    if (!ptrs)
+        return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
+    cdnn_status_t st = cpu_bind_tensors(&ctx->graph.view, args, ptrs);
+    if (st != CDNN_STATUS_SUCCESS) {
+        free(ptrs);
+        return st;
+    }
+    for (int32_t i = 0; i < ctx->node_count; i++) {
+        const nt_node_t *p = &ctx->nodes[i];
+        nt_job_t j = {ctx, p, ptrs, cpu_ws_at(args->workspace, ctx->buffers), NULL, NULL};
+        if (row_params(p->op)) {
+            float *scale = cpu_ws_at(args->workspace, ctx->scale_row);
+            gather(p, &p->in[2], in_ptr(&j, 2), 0, scale);
+            j.scale_row = scale;
+            j.partials = cpu_ws_at(args->workspace, ctx->partials);
+            memset(j.partials, 0,
+                   (size_t)p->threads * 2 * (size_t)p->split.count * sizeof(double));
+        }
+        cpu_parallel_for(p->threads, p->split.groups, nt_groups, &j);
+        if (row_params(p->op))
+            store_row_params(&j);
+    }
+    free(ptrs);
+    return CDNN_STATUS_SUCCESS;
+}
+
+const cpu_engine_t cpu_norm_train_engine = {
+    .applicable = nt_applicable,
+    .create = nt_create,
+    .workspace_size = nt_workspace_size,
+    .execute = nt_execute,
+    .destroy = nt_destroy,
+};
