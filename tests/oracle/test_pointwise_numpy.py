@@ -98,9 +98,15 @@ def broadcast_case(api, name, mode, inputs, want, engines, out_dtype=np.float32,
                 try:
                     g.build(engine)
                 except oracle.CdnnError as e:
-                    # served or not, it may decline a form (a scalar, f16
-                    # out); the message says which
-                    print(f"{'':56s} note: {engine.decode()}: {str(e)[:150]}")
+                    # not loaded (no kernels provider or pack in this build)
+                    # or a mode its kernels lack: noted; any other refusal
+                    # (a rank-broadcast input, say) fails
+                    msg = str(e)
+                    known = "not served" in msg or "pointwise kernels lack" in msg
+                    if not known:
+                        check(f"{name} [{engine.decode()}]", False, msg)
+                    else:
+                        print(f"{'':56s} note: {engine.decode()}: {msg[-90:]}")
                     continue
             else:
                 g.build(engine)
