@@ -1,6 +1,6 @@
 /*
- * fast_pool.c -- cpu:pool, a fast CPU engine for one pooling-forward node
- * on f32 tensors (max with or without indices, average).
+ * fast_pool.c -- cpu:pool, a fast CPU engine for one pooling node, forward
+ * or backward, on f32 tensors (max with or without indices, average).
  *
  * Each spatial dim's window bounds (first and last tap inside x, and the
  * average's count) are tabulated per output position at build, so the
@@ -14,6 +14,12 @@
  * rows with cpu_parallel_for.  Max keeps cpu:reference's rule (first
  * maximum in row-major tap order, last NaN); an average sums in double
  * over a plane's window and in float across channels (channels-last).
+ *
+ * The backward splits the (n, c) planes over threads; each zeroes its dx
+ * plane and adds every dy element in float to its window's maximum
+ * (recomputed by the forward's rule, or read from indices, each checked to
+ * be a tap of its window: EXECUTION_FAILED otherwise, as cpu:reference)
+ * or, for averages, its share to every counted tap inside x.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,9 +34,12 @@ typedef struct pool_table {
     int64_t *first, *last, *count; /* per output position */
 } pool_table_t;
 
+/* The forward's tensors x, y and indices; a backward's x, dy (as y: it has
+ * the forward's y shape), indices (an input) and dx. */
 typedef struct pool_context {
-    cdnn_tensor_view_t x, y, idx;
-    int64_t x_uid, y_uid, idx_uid; /* idx_uid: CDNN_UID_NONE when absent */
+    cdnn_tensor_view_t x, y, idx, dx;
+    int64_t x_uid, y_uid, idx_uid, dx_uid; /* idx_uid: CDNN_UID_NONE when absent */
+    int backward;
     cdnn_pooling_attr_t attr;
     int sd, channels_last;
     int32_t threads;
@@ -42,9 +51,10 @@ typedef struct pool_context {
 
 static cdnn_status_t pool_applicable(const cdnn_graph_view_t *g)
 {
-    if (g->node_count != 1 || g->nodes[0].op != CDNN_OP_POOLING_FWD)
+    if (g->node_count != 1 || (g->nodes[0].op != CDNN_OP_POOLING_FWD &&
+                               g->nodes[0].op != CDNN_OP_POOLING_BWD))
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the graph is not one pooling node");
-    const cdnn_tensor_view_t *x = &g->tensors[g->nodes[0].inputs[0]];
+    const cdnn_tensor_view_t *x = &g->tensors[g->nodes[0].inputs[0]]; /* x or dy */
     if (x->type != CDNN_DATA_TYPE_F32 || x->is_scalar)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "'%s' is %s; this engine takes f32 "
                         "tensors in memory", x->name, cdnn_data_type_name(x->type));
@@ -93,14 +103,21 @@ static cdnn_status_t pool_create(const cdnn_device_view_t *device,
     if (!ctx)
         return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     const cdnn_node_view_t *n = &g->nodes[0];
-    ctx->x = g->tensors[n->inputs[0]];
-    ctx->y = g->tensors[n->outputs[0]];
-    ctx->idx_uid = CDNN_UID_NONE;
-    if (n->outputs[1] >= 0) {
-        ctx->idx = g->tensors[n->outputs[1]];
+    ctx->backward = n->op == CDNN_OP_POOLING_BWD;
+    ctx->x = g->tensors[n->inputs[ctx->backward ? 1 : 0]];
+    ctx->y = g->tensors[ctx->backward ? n->inputs[0] : n->outputs[0]];
+    ctx->idx_uid = ctx->dx_uid = CDNN_UID_NONE;
+    int32_t idx = ctx->backward ? n->inputs[2] : n->outputs[1];
+    if (idx >= 0) {
+        ctx->idx = g->tensors[idx];
         ctx->idx_uid = ctx->idx.uid;
     }
-    ctx->x.name = ctx->y.name = ctx->idx.name = NULL; /* the view's strings go away */
+    if (ctx->backward) {
+        ctx->dx = g->tensors[n->outputs[0]];
+        ctx->dx_uid = ctx->dx.uid;
+    }
+    /* the view's strings go away */
+    ctx->x.name = ctx->y.name = ctx->idx.name = ctx->dx.name = NULL;
     ctx->x_uid = ctx->x.uid;
     ctx->y_uid = ctx->y.uid;
     ctx->attr = n->attr.pooling;
@@ -117,7 +134,8 @@ static cdnn_status_t pool_create(const cdnn_device_view_t *device,
             return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
         }
     }
-    ctx->channels_last = ctx->x.strides[1] == 1 && ctx->y.strides[1] == 1 &&
+    ctx->channels_last = !ctx->backward && ctx->x.strides[1] == 1 &&
+                         ctx->y.strides[1] == 1 &&
                          ctx->x.dims[1] > 1 &&
                          (ctx->idx_uid == CDNN_UID_NONE || ctx->idx.strides[1] == 1);
     int64_t units = ctx->channels_last ? ctx->x.dims[0] * ctx->out_points
@@ -141,8 +159,11 @@ static cdnn_status_t pool_workspace_size(void *context, size_t *bytes)
 typedef struct pool_job {
     const pool_context_t *ctx;
     const float *x;
-    float *y;
+    float *y; /* a backward's dy */
     void *idx;
+    float *dx;
+    int bad; /* a backward's index outside its window: set once */
+    int64_t bad_value, bad_at[3], bad_n, bad_c;
 } pool_job_t;
 
 /* Output position p (row-major over the spatial out dims) as coordinates. */
@@ -438,6 +459,146 @@ static void pool_rows_cl(void *arg, int64_t begin, int64_t end)
     }
 }
 
+/* ---- backward ---- */
+
+static int64_t load_index(const pool_context_t *ctx, const void *idx, int64_t at)
+{
+    return ctx->idx.type == CDNN_DATA_TYPE_I32 ? ((const int32_t *)idx)[at]
+                                               : ((const int64_t *)idx)[at];
+}
+
+/* The offset (strides gs) in dx's plane of index v, or -1 where v is not a
+ * tap of output o's window inside x. */
+static int64_t index_offset(const pool_context_t *ctx, const int64_t *o, int64_t v,
+                            const int64_t *gs)
+{
+    if (v < 0 || v >= ctx->plane[0] * ctx->d[0].n)
+        return -1;
+    int64_t offset = 0;
+    for (int i = 0; i < ctx->sd; i++) {
+        const pool_dim_t *d = &ctx->d[i];
+        int64_t pos = v / ctx->plane[i], off = pos - (o[i] * d->stride - d->pre);
+        v %= ctx->plane[i];
+        if (off < 0 || off % d->dilation || off / d->dilation >= d->window)
+            return -1;
+        offset += pos * gs[i];
+    }
+    return offset;
+}
+
+static void report_bad_index(pool_job_t *job, int64_t nn, int64_t c, const int64_t *o,
+                             int64_t v)
+{
+    if (__atomic_exchange_n(&job->bad, 1, __ATOMIC_ACQ_REL))
+        return; /* another thread's is reported */
+    job->bad_value = v;
+    job->bad_n = nn;
+    job->bad_c = c;
+    for (int i = 0; i < 3; i++)
+        job->bad_at[i] = o[i];
+}
+
+/* The tap (a, b, e) of the window at w (strides s) holding its maximum. */
+static void window_argmax(const float *w, const int64_t *taps, const int64_t *s,
+                          int64_t *best_tap)
+{
+    float best = w[0];
+    best_tap[0] = best_tap[1] = best_tap[2] = 0;
+    for (int64_t a = 0; a < taps[0]; a++)
+        for (int64_t b = 0; b < taps[1]; b++)
+            for (int64_t e = 0; e < taps[2]; e++) {
+                float v = w[a * s[0] + b * s[1] + e * s[2]];
+                if (v > best || v != v) { /* first max, last NaN */
+                    best = v;
+                    best_tap[0] = a;
+                    best_tap[1] = b;
+                    best_tap[2] = e;
+                }
+            }
+}
+
+/* A plane's geometry for the backward: sizes, strides and dilations of
+ * its (up to 3) spatial dims, unused ones of size 1. */
+typedef struct bwd_plane {
+    int64_t out[3], n[3], xs[3], gs[3], ys[3], is[3], dil[3];
+} bwd_plane_t;
+
+static bwd_plane_t bwd_plane_of(const pool_job_t *job)
+{
+    const pool_context_t *ctx = job->ctx;
+    bwd_plane_t p = {{1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0},
+                     {1, 1, 1}};
+    for (int i = 0; i < ctx->sd; i++) {
+        p.out[i] = ctx->d[i].out;
+        p.n[i] = ctx->d[i].n;
+        p.xs[i] = ctx->x.strides[2 + i];
+        p.gs[i] = ctx->dx.strides[2 + i];
+        p.ys[i] = ctx->y.strides[2 + i];
+        p.is[i] = job->idx ? ctx->idx.strides[2 + i] : 0;
+        p.dil[i] = ctx->d[i].dilation;
+    }
+    return p;
+}
+
+static void pool_plane_bwd(pool_job_t *job, int64_t nn, int64_t c)
+{
+    const pool_context_t *ctx = job->ctx;
+    bwd_plane_t p = bwd_plane_of(job);
+    const float *xp = job->x + nn * ctx->x.strides[0] + c * ctx->x.strides[1];
+    const float *dy = job->y + nn * ctx->y.strides[0] + c * ctx->y.strides[1];
+    float *dx = job->dx + nn * ctx->dx.strides[0] + c * ctx->dx.strides[1];
+    int64_t ibase = job->idx ? nn * ctx->idx.strides[0] + c * ctx->idx.strides[1] : 0;
+    for (int64_t a = 0; a < p.n[0]; a++)
+        for (int64_t b = 0; b < p.n[1]; b++)
+            for (int64_t e = 0; e < p.n[2]; e++)
+                dx[a * p.gs[0] + b * p.gs[1] + e * p.gs[2]] = 0;
+    int is_max = ctx->attr.mode == CDNN_POOLING_MAX;
+    int64_t s[3] = {p.dil[0] * p.xs[0], p.dil[1] * p.xs[1], p.dil[2] * p.xs[2]};
+    int64_t sg[3] = {p.dil[0] * p.gs[0], p.dil[1] * p.gs[1], p.dil[2] * p.gs[2]};
+    int64_t o[3];
+    for (o[0] = 0; o[0] < p.out[0]; o[0]++)
+        for (o[1] = 0; o[1] < p.out[1]; o[1]++)
+            for (o[2] = 0; o[2] < p.out[2]; o[2]++) {
+                int64_t lo[3], taps[3];
+                for (int i = 0; i < 3; i++)
+                    dim_window(ctx, i, o[i], &lo[i], &taps[i]);
+                float g = dy[o[0] * p.ys[0] + o[1] * p.ys[1] + o[2] * p.ys[2]];
+                float *w = dx + lo[0] * p.gs[0] + lo[1] * p.gs[1] + lo[2] * p.gs[2];
+                if (!is_max) {
+                    double count = 1;
+                    for (int i = 0; i < ctx->sd; i++)
+                        count *= (double)ctx->t[i].count[o[i]];
+                    float share = (float)(g / count);
+                    for (int64_t a = 0; a < taps[0]; a++)
+                        for (int64_t b = 0; b < taps[1]; b++)
+                            for (int64_t e = 0; e < taps[2]; e++)
+                                w[a * sg[0] + b * sg[1] + e * sg[2]] += share;
+                } else if (job->idx) {
+                    int64_t v = load_index(ctx, job->idx, ibase + o[0] * p.is[0] +
+                                                              o[1] * p.is[1] + o[2] * p.is[2]);
+                    int64_t off = index_offset(ctx, o, v, p.gs);
+                    if (off < 0) {
+                        report_bad_index(job, nn, c, o, v);
+                        return;
+                    }
+                    dx[off] += g;
+                } else {
+                    int64_t t[3];
+                    window_argmax(xp + lo[0] * p.xs[0] + lo[1] * p.xs[1] + lo[2] * p.xs[2],
+                                  taps, s, t);
+                    w[t[0] * sg[0] + t[1] * sg[1] + t[2] * sg[2]] += g;
+                }
+            }
+}
+
+static void pool_planes_bwd(void *arg, int64_t begin, int64_t end)
+{
+    pool_job_t *job = arg;
+    int64_t channels = job->ctx->x.dims[1];
+    for (int64_t u = begin; u < end; u++)
+        pool_plane_bwd(job, u / channels, u % channels);
+}
+
 static void *pointer_of(const cdnn_exec_args_t *args, int64_t uid)
 {
     for (int32_t i = 0; i < args->count; i++)
@@ -450,10 +611,25 @@ static cdnn_status_t pool_execute(void *context, const cdnn_exec_args_t *args)
 {
     const pool_context_t *ctx = context;
     pool_job_t job = {ctx, pointer_of(args, ctx->x_uid), pointer_of(args, ctx->y_uid),
-                      ctx->idx_uid == CDNN_UID_NONE ? NULL : pointer_of(args, ctx->idx_uid)};
-    if (!job.x || !job.y || (ctx->idx_uid != CDNN_UID_NONE && !job.idx))
+                      ctx->idx_uid == CDNN_UID_NONE ? NULL : pointer_of(args, ctx->idx_uid),
+                      ctx->backward ? pointer_of(args, ctx->dx_uid) : NULL, 0, 0, {0}, 0, 0};
+    if (!job.x || !job.y || (ctx->idx_uid != CDNN_UID_NONE && !job.idx) ||
+        (ctx->backward && !job.dx))
         return sdk_fail(CDNN_STATUS_BAD_PARAM, "a pooling tensor has no pointer in the "
                         "variant pack");
+    if (ctx->backward) {
+        cpu_parallel_for(ctx->threads, ctx->x.dims[0] * ctx->x.dims[1], pool_planes_bwd,
+                         &job);
+        if (job.bad)
+            return sdk_fail(CDNN_STATUS_EXECUTION_FAILED,
+                            "pooling backward: indices[%lld, %lld] at spatial output "
+                            "(%lld, %lld, %lld) is %lld, which is not a position of its "
+                            "window in x's spatial plane", (long long)job.bad_n,
+                            (long long)job.bad_c, (long long)job.bad_at[0],
+                            (long long)job.bad_at[1], (long long)job.bad_at[2],
+                            (long long)job.bad_value);
+        return CDNN_STATUS_SUCCESS;
+    }
     if (ctx->channels_last)
         cpu_parallel_for(ctx->threads, ctx->x.dims[0] * ctx->out_points, pool_rows_cl,
                          &job);

@@ -4,9 +4,10 @@
  * strides, padding (symmetric and not), dilation and ceil mode, in every
  * float type and in packed, channels-last and padded layouts; coarse
  * inputs make ties, so the first-maximum rule of the indices is compared
- * too.  cpu:pool must claim every f32 case; pooling backward and resize
- * (no fast engine) run on cpu:reference alone, which checks they execute
- * in every layout.
+ * too.  The backward (max recomputing its argmax on coarse x, so with
+ * ties; average both ways) over the same geometries.  cpu:pool must claim
+ * every f32 case; resize (no fast engine) runs on cpu:reference alone,
+ * which checks it gives one result in every layout.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -100,35 +101,64 @@ void test_pooling(void **state)
     h_done();
 }
 
-/* Backward (max recomputed, average) and resize on cpu:reference: the
- * same logical results in every layout. */
+/* dy's dims: the forward's y for x (what validation infers). */
+static void pl_out_dims(const pl_shape_t *s, const cdnn_pooling_attr_t *a, int64_t *y)
+{
+    y[0] = s->x[0];
+    y[1] = s->x[1];
+    for (int i = 0; i < s->sd; i++) {
+        int64_t extent = (int64_t)a->dilation[i] * (a->window[i] - 1) + 1;
+        int64_t span = s->x[2 + i] + a->pre_padding[i] + a->post_padding[i] - extent;
+        int64_t out = (a->ceil_mode ? (span + a->stride[i] - 1) / a->stride[i]
+                                    : span / a->stride[i]) + 1;
+        if (a->ceil_mode && (out - 1) * a->stride[i] >= s->x[2 + i] + a->pre_padding[i])
+            out--;
+        y[2 + i] = out;
+    }
+}
+
+/* variant 0: max (the argmax recomputed from x; coarse x makes ties);
+ * 1: average without the padding counted; 2: with. */
+static void pl_bwd_case(const pl_shape_t *s, cdnn_data_type_t type, h_layout_t layout,
+                        int variant, h_values_t *packed)
+{
+    h_case_t c;
+    h_begin(&c, H_ACCUMULATE, "pooling_bwd %s variant %d %s %s", s->what, variant,
+            cdnn_data_type_name(type), h_layout_name(layout));
+    if (layout == H_PACKED)
+        c.keep = packed;
+    else
+        c.against = packed;
+    cdnn_pooling_attr_t a = pl_attr(s, variant ? CDNN_POOLING_AVG : CDNN_POOLING_MAX,
+                                    variant == 2);
+    int64_t y[5];
+    pl_out_dims(s, &a, y);
+    h_input(&c, PL_DY, type, s->sd + 2, y, layout, H_WIDE);
+    h_input(&c, PL_X, type, s->sd + 2, s->x, layout, variant ? H_WIDE : H_COARSE);
+    h_output(&c, PL_DX, type, 0, NULL, layout);
+    h_call(&c, cdnn_graph_pooling_bwd(c.graph, "pool_bwd", &a, PL_DY, PL_X, CDNN_UID_NONE,
+                                      PL_DX),
+           "cdnn_graph_pooling_bwd");
+    if (type == CDNN_DATA_TYPE_F32)
+        h_expect(&c, "cpu:pool");
+    h_run(&c);
+}
+
+/* Backward against cpu:reference (cpu:pool on f32), and resize on
+ * cpu:reference alone: the same logical results in every layout. */
 void test_pooling_bwd_resize(void **state)
 {
     (void)state;
     static const h_layout_t layouts[] = {H_PACKED, H_CHANNELS_LAST, H_PADDED};
-    const pl_shape_t *s = &pl_shapes[0];
-    for (int mode = 0; mode < 2; mode++) {
-        h_values_t packed = {0};
-        for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
-            h_case_t c;
-            h_begin(&c, H_ACCUMULATE, "pooling_bwd mode %d %s", mode,
-                    h_layout_name(layouts[l]));
-            if (l == 0)
-                c.keep = &packed;
-            else
-                c.against = &packed;
-            cdnn_pooling_attr_t a = pl_attr(s, (cdnn_pooling_mode_t)mode, 1);
-            int64_t y[4] = {2, 8, 9, 8};
-            h_input(&c, PL_DY, CDNN_DATA_TYPE_F32, 4, y, layouts[l], H_WIDE);
-            h_input(&c, PL_X, CDNN_DATA_TYPE_F32, 4, s->x, layouts[l], H_WIDE);
-            h_output(&c, PL_DX, CDNN_DATA_TYPE_F32, 0, NULL, layouts[l]);
-            h_call(&c, cdnn_graph_pooling_bwd(c.graph, "pool_bwd", &a, PL_DY, PL_X,
-                                              CDNN_UID_NONE, PL_DX),
-                   "cdnn_graph_pooling_bwd");
-            h_run(&c);
-        }
-        h_values_free(&packed);
-    }
+    for (size_t s = 0; s < PL_SHAPE_COUNT; s++)
+        for (int t = 0; t < ops_float_type_count; t++)
+            for (int variant = 0; variant < 3; variant++) {
+                h_values_t packed = {0};
+                for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++)
+                    pl_bwd_case(&pl_shapes[s], ops_float_types[t], layouts[l], variant,
+                                &packed);
+                h_values_free(&packed);
+            }
     for (int mode = 0; mode < 2; mode++) {
         h_values_t packed = {0};
         for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
