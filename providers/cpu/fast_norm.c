@@ -46,7 +46,8 @@ typedef struct nt_tensor {
     int64_t stride[CDNN_MAX_RANK];
 } nt_tensor_t;
 
-enum { NT_MAX_PORTS = 8 };
+/* The channels-last walk's per-channel rows: 5 of parameters, 2 of sums. */
+enum { CL_CHAN_ROWS = 7 };
 
 typedef struct nt_node {
     cdnn_op_t op;
@@ -55,6 +56,11 @@ typedef struct nt_node {
     int64_t x_dims[CDNN_MAX_RANK];
     nt_tensor_t in[CDNN_NODE_MAX_INPUTS], out[CDNN_NODE_MAX_OUTPUTS];
     int32_t threads;
+    /* Batch-norm with channels innermost (NHWC): walked by positions (every
+     * dim but 1) instead, cl_threads over them. */
+    int channels_last;
+    int32_t rank, cl_threads;
+    int64_t channels, positions;
 } nt_node_t;
 
 typedef struct nt_context {
@@ -64,6 +70,7 @@ typedef struct nt_context {
     size_t buffers;  /* per thread: two group buffers of floats */
     size_t partials; /* per thread: two rows of doubles (layer/RMS params) */
     size_t scale_row;
+    size_t cl_partials, cl_rows, cl_chan; /* the channels-last walk's */
     cpu_ws_layout_t ws;
 } nt_context_t;
 
@@ -152,6 +159,22 @@ static void plan_node(const cdnn_graph_view_t *g, const cdnn_node_view_t *n,
         reduced[d] = batch ? d != 1 : g->tensors[n->inputs[2]].dims[d] != 1;
     p->split = split_of(x, reduced);
     memcpy(p->x_dims, x->dims, sizeof p->x_dims);
+    p->rank = x->rank;
+    /* Channels innermost: the per-channel gather would read every cache
+     * line of x once per channel, so walk positions with all channels at
+     * once instead. */
+    p->channels_last = batch && x->dims[1] > 1 && x->rank > 2;
+    for (int32_t d = 0; d < x->rank && p->channels_last; d++)
+        if (d != 1 && x->dims[d] > 1 && llabs(x->strides[d]) < llabs(x->strides[1]))
+            p->channels_last = 0;
+    if (p->channels_last) {
+        p->channels = x->dims[1];
+        p->positions = p->split.count;
+        p->cl_threads = cpu_threads_for(max_threads, p->positions,
+                                        1 + (1 << 14) / p->channels);
+        if (p->cl_threads > NORM_MAX_THREADS)
+            p->cl_threads = NORM_MAX_THREADS;
+    }
     /* a thread takes at least ~16K elements' worth of groups */
     p->threads = cpu_threads_for(max_threads, p->split.groups,
                                  1 + (1 << 14) / p->split.count);
@@ -193,7 +216,7 @@ static cdnn_status_t nt_create(const cdnn_device_view_t *device,
         return st ? st : sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     }
     ctx->node_count = g->node_count;
-    size_t buffers = 0, partials = 0, row = 0;
+    size_t buffers = 0, partials = 0, row = 0, cl_part = 0, cl_rows = 0, cl_chan = 0;
     for (int32_t i = 0; i < g->node_count; i++) {
         nt_node_t *p = &ctx->nodes[i];
         plan_node(g, &g->nodes[i], device->cpu_threads, p);
@@ -205,7 +228,20 @@ static cdnn_status_t nt_create(const cdnn_device_view_t *device,
             partials = q > partials ? q : partials;
             row = count * sizeof(float) > row ? count * sizeof(float) : row;
         }
+        if (p->channels_last) {
+            size_t c = (size_t)p->channels, t = (size_t)p->cl_threads;
+            cl_part = t * 2 * c * sizeof(double) > cl_part ? t * 2 * c * sizeof(double)
+                                                           : cl_part;
+            cl_rows = t * 2 * c * sizeof(float) > cl_rows ? t * 2 * c * sizeof(float)
+                                                          : cl_rows;
+            cl_chan = CL_CHAN_ROWS * c * sizeof(double) > cl_chan
+                          ? CL_CHAN_ROWS * c * sizeof(double)
+                          : cl_chan;
+        }
     }
+    ctx->cl_partials = cpu_ws_reserve(&ctx->ws, cl_part);
+    ctx->cl_rows = cpu_ws_reserve(&ctx->ws, cl_rows);
+    ctx->cl_chan = cpu_ws_reserve(&ctx->ws, cl_chan);
     ctx->buffers = cpu_ws_reserve(&ctx->ws, buffers);
     ctx->partials = cpu_ws_reserve(&ctx->ws, partials);
     ctx->scale_row = cpu_ws_reserve(&ctx->ws, row);
@@ -526,6 +562,174 @@ static void store_row_params(const nt_job_t *j)
     }
 }
 
+/* ---- batch-norm with channels innermost ----
+ *
+ * x is seen as positions (every dim but 1, row-major) of C channels; each
+ * thread takes a range of positions and loads one position's channels at a
+ * time (a contiguous run for NHWC).  Per-channel sums go to per-thread
+ * double rows, added in thread order after the join (so a plan's result
+ * does not depend on timing); then one more pass writes y or dx. */
+
+enum cl_phase { CL_SUM, CL_SQ, CL_Y, CL_BWD_SUM, CL_BWD_DX };
+
+typedef struct cl_job {
+    const nt_job_t *j;
+    enum cl_phase phase;
+    double *partials;   /* per thread: 2 rows of C */
+    float *rows;        /* per thread: 2 rows of C */
+    const double *chan; /* the channel rows (channels_last_node) */
+} cl_job_t;
+
+static int64_t position_offset(const nt_node_t *p, const nt_tensor_t *t, int64_t pos)
+{
+    int64_t offset = 0;
+    for (int32_t d = p->rank - 1; d >= 0; d--) {
+        if (d == 1)
+            continue;
+        offset += (pos % p->x_dims[d]) * t->stride[d];
+        pos /= p->x_dims[d];
+    }
+    return offset;
+}
+
+static void cl_load(const cl_job_t *cj, int port, int64_t pos, float *row)
+{
+    const nt_node_t *p = cj->j->p;
+    const nt_tensor_t *t = &p->in[port];
+    size_t es = cdnn_data_type_size(t->type);
+    load_run(t->type, in_ptr(cj->j, port) + position_offset(p, t, pos) * (int64_t)es,
+             t->stride[1], p->channels, row);
+}
+
+static void cl_store(const cl_job_t *cj, int64_t pos, const float *row)
+{
+    const nt_node_t *p = cj->j->p;
+    const nt_tensor_t *t = &p->out[0];
+    size_t es = cdnn_data_type_size(t->type);
+    store_run(t->type, out_ptr(cj->j, 0) + position_offset(p, t, pos) * (int64_t)es,
+              t->stride[1], p->channels, row);
+}
+
+static void cl_positions(void *arg, int64_t begin, int64_t end)
+{
+    const cl_job_t *cj = arg;
+    const nt_node_t *p = cj->j->p;
+    int64_t c = p->channels, n = p->positions;
+    int64_t t = (begin * p->cl_threads + n - 1) / n; /* as nt_groups */
+    double *s0 = cj->partials + t * 2 * c, *s1 = s0 + c;
+    float *x = cj->rows + t * 2 * c, *dy = x + c;
+    const double *c0 = cj->chan, *c1 = c0 + c, *c2 = c1 + c, *c3 = c2 + c, *c4 = c3 + c;
+    int bwd = cj->phase == CL_BWD_SUM || cj->phase == CL_BWD_DX;
+    for (int64_t pos = begin; pos < end; pos++) {
+        if (bwd)
+            cl_load(cj, 0, pos, dy);
+        cl_load(cj, bwd ? 1 : 0, pos, x);
+        switch (cj->phase) {
+        case CL_SUM:
+            for (int64_t i = 0; i < c; i++)
+                s0[i] += x[i];
+            break;
+        case CL_SQ:
+            for (int64_t i = 0; i < c; i++) {
+                double d = x[i] - c0[i];
+                s0[i] += d * d;
+            }
+            break;
+        case CL_Y: /* c0 mean, c1 scale * inv, c2 bias */
+            for (int64_t i = 0; i < c; i++)
+                x[i] = (float)((x[i] - c0[i]) * c1[i] + c2[i]);
+            cl_store(cj, pos, x);
+            break;
+        case CL_BWD_SUM: /* c0 mean, c1 inv */
+            for (int64_t i = 0; i < c; i++) {
+                double xhat = (x[i] - c0[i]) * c1[i];
+                s0[i] += dy[i];
+                s1[i] += dy[i] * xhat;
+            }
+            break;
+        case CL_BWD_DX: /* c0 mean, c1 inv, c2 mean(dy), c3 mean(dy xhat),
+                         * c4 scale * inv */
+            for (int64_t i = 0; i < c; i++) {
+                double xhat = (x[i] - c0[i]) * c1[i];
+                dy[i] = (float)(c4[i] * (dy[i] - c2[i] - xhat * c3[i]));
+            }
+            cl_store(cj, pos, dy);
+            break;
+        }
+    }
+}
+
+/* One phase over every position; the per-thread sums added up into out
+ * (2 rows of C; NULL: a phase that writes). */
+static void cl_phase(cl_job_t *cj, enum cl_phase phase, double *out)
+{
+    const nt_node_t *p = cj->j->p;
+    int64_t c = p->channels;
+    cj->phase = phase;
+    if (out)
+        memset(cj->partials, 0, (size_t)p->cl_threads * 2 * (size_t)c * sizeof(double));
+    cpu_parallel_for(p->cl_threads, p->positions, cl_positions, cj);
+    if (!out)
+        return;
+    for (int64_t i = 0; i < 2 * c; i++) {
+        double sum = 0;
+        for (int32_t t = 0; t < p->cl_threads; t++)
+            sum += cj->partials[(int64_t)t * 2 * c + i];
+        out[i] = sum;
+    }
+}
+
+/* The node, by positions: channel rows c0..c4 (by phase: mean, inv or
+ * scale * inv, bias or mean(dy), mean(dy xhat), scale * inv) and two rows of
+ * sums live in the workspace (CL_CHAN_ROWS rows of C doubles). */
+static void channels_last_node(const nt_job_t *j, void *workspace)
+{
+    const nt_node_t *p = j->p;
+    int64_t c = p->channels;
+    double n = (double)p->positions;
+    double *c0 = cpu_ws_at(workspace, j->ctx->cl_chan), *c1 = c0 + c, *c2 = c1 + c,
+           *c3 = c2 + c, *c4 = c3 + c, *sums = c4 + c;
+    cl_job_t cj = {j, CL_SUM, cpu_ws_at(workspace, j->ctx->cl_partials),
+                   cpu_ws_at(workspace, j->ctx->cl_rows), c0};
+    if (p->op == CDNN_OP_BATCHNORM_BWD) {
+        for (int64_t i = 0; i < c; i++) {
+            c0[i] = group_value(j, 3, i);
+            c1[i] = group_value(j, 4, i);
+        }
+        cl_phase(&cj, CL_BWD_SUM, sums);
+        for (int64_t i = 0; i < c; i++) {
+            c2[i] = sums[i] / n;
+            c3[i] = sums[c + i] / n;
+            c4[i] = group_value(j, 2, i) * c1[i];
+            put_group_value(j, 1, i, sums[c + i]);
+            put_group_value(j, 2, i, sums[i]);
+        }
+        cl_phase(&cj, CL_BWD_DX, NULL);
+        return;
+    }
+    cl_phase(&cj, CL_SUM, sums);
+    for (int64_t i = 0; i < c; i++)
+        c0[i] = sums[i] / n;
+    cl_phase(&cj, CL_SQ, sums);
+    for (int64_t i = 0; i < c; i++) {
+        double var = sums[i] / n;
+        if (p->op == CDNN_OP_BATCHNORM_RUNNING_STATS) {
+            double m = p->momentum;
+            put_group_value(j, 0, i, (1 - m) * group_value(j, 1, i) + m * c0[i]);
+            put_group_value(j, 1, i,
+                            (1 - m) * group_value(j, 2, i) + m * var * n / (n - 1));
+            continue;
+        }
+        double inv = 1.0 / sqrt(var + p->epsilon);
+        c1[i] = group_value(j, 1, i) * inv;
+        c2[i] = group_value(j, 2, i);
+        put_group_value(j, 1, i, c0[i]);
+        put_group_value(j, 2, i, inv);
+    }
+    if (p->op == CDNN_OP_BATCHNORM_TRAIN)
+        cl_phase(&cj, CL_Y, NULL);
+}
+
 static cdnn_status_t nt_execute(void *context, const cdnn_exec_args_t *args)
 {
     const nt_context_t *ctx = context;
@@ -550,6 +754,10 @@ static cdnn_status_t nt_execute(void *context, const cdnn_exec_args_t *args)
             j.partials = cpu_ws_at(args->workspace, ctx->partials);
             memset(j.partials, 0,
                    (size_t)p->threads * 2 * (size_t)p->split.count * sizeof(double));
+        }
+        if (p->channels_last) {
+            channels_last_node(&j, args->workspace);
+            continue;
         }
         cpu_parallel_for(p->threads, p->split.groups, nt_groups, &j);
         if (row_params(p->op))
