@@ -32,13 +32,15 @@ typedef enum op {
     OP_MATMUL_SMALL_M, OP_CONV_BIAS_RELU, OP_SDPA, OP_SDPA_CAUSAL
 } op_t;
 
-/* dims: norms, softmax, add_relu {rows, cols}; matmuls {m, n, k}; conv 3x3
- * with padding 1 {n, c, h, w, k}; attention {batch, heads, seq, head dim}. */
+/* dims: norms, softmax, add_relu {rows, cols}; matmuls {m, n, k}; conv
+ * {n, c, h, w, k} with an r x r filter (3 where 0), padding r / 2 and
+ * `stride` (1 where 0); attention {batch, heads, seq, head dim}. */
 typedef struct bench_case {
     op_t op;
     const char *name;
     cdnn_data_type_t type;
     int64_t dims[5];
+    int64_t filter, stride;
 } bench_case_t;
 
 #define BF16 CDNN_DATA_TYPE_BF16
@@ -55,8 +57,21 @@ static const bench_case_t cases[] = {
     {OP_MATMUL_BIAS_GELU, "matmul_bias_gelu", BF16, {8192, 8192, 8192}},
     /* A decode step: memory-bound on b, timed in GB/s against the copy. */
     {OP_MATMUL_SMALL_M, "matmul_small_m", BF16, {16, 8192, 8192}},
+    /* ResNet-50's convolutions at N 64 (issue 11): the 7x7 stride-2 stem,
+     * the 3x3 of each stage, the 1x1 reductions and one expansion, the
+     * stride-2 3x3 and 1x1 projection of a stage's first block. */
+    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 3, 224, 224, 64}, 7, 2},
     {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 64, 56, 56, 64}},
+    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 128, 28, 28, 128}},
     {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 256, 14, 14, 256}},
+    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 512, 7, 7, 512}},
+    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 64, 56, 56, 256}, 1},
+    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 256, 56, 56, 64}, 1},
+    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 512, 28, 28, 128}, 1},
+    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 1024, 14, 14, 256}, 1},
+    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 2048, 7, 7, 512}, 1},
+    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 128, 56, 56, 128}, 3, 2},
+    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 256, 56, 56, 512}, 1, 2},
     {OP_SDPA, "sdpa", BF16, {8, 16, 4096, 128}},
     {OP_SDPA_CAUSAL, "sdpa_causal", BF16, {8, 16, 4096, 128}},
 };
@@ -139,11 +154,19 @@ static void make_matmul(cdnn_graph_t *g, const bench_case_t *c)
     CHECK(cdnn_graph_pointwise(g, "gelu", &gelu, 5, CDNN_UID_NONE, CDNN_UID_NONE, 9));
 }
 
+/* The conv case's filter size, stride and output height and width. */
+static int64_t conv_filter(const bench_case_t *c) { return c->filter ? c->filter : 3; }
+static int64_t conv_stride(const bench_case_t *c) { return c->stride ? c->stride : 1; }
+static int64_t conv_out(const bench_case_t *c, int64_t in)
+{
+    return (in + 2 * (conv_filter(c) / 2) - conv_filter(c)) / conv_stride(c) + 1;
+}
+
 static void make_conv(cdnn_graph_t *g, const bench_case_t *c)
 {
-    const int64_t *d = c->dims;
-    const int64_t x[] = {d[0], d[1], d[2], d[3]}, w[] = {d[4], d[1], 3, 3},
-                  b[] = {1, d[4], 1, 1}, y[] = {d[0], d[4], d[2], d[3]};
+    const int64_t *d = c->dims, r = conv_filter(c);
+    const int64_t x[] = {d[0], d[1], d[2], d[3]}, w[] = {d[4], d[1], r, r},
+                  b[] = {1, d[4], 1, 1}, y[] = {d[0], d[4], conv_out(c, d[2]), conv_out(c, d[3])};
     int64_t xs[4], ws[4], bs[4], ys[4];
     channels_last(x, xs);
     channels_last(w, ws);
@@ -151,8 +174,9 @@ static void make_conv(cdnn_graph_t *g, const bench_case_t *c)
     channels_last(y, ys);
     cdnn_conv_attr_t conv;
     cdnn_conv_attr_init(&conv, 2);
-    conv.pre_padding[0] = conv.pre_padding[1] = 1;
-    conv.post_padding[0] = conv.post_padding[1] = 1;
+    conv.pre_padding[0] = conv.pre_padding[1] = r / 2;
+    conv.post_padding[0] = conv.post_padding[1] = r / 2;
+    conv.stride[0] = conv.stride[1] = conv_stride(c);
     cdnn_pointwise_attr_t add, relu;
     cdnn_pointwise_attr_init(&add, CDNN_PW_ADD);
     cdnn_pointwise_attr_init(&relu, CDNN_PW_RELU_FWD);
@@ -337,27 +361,28 @@ static double check_matmul(const bench_case_t *c, io_t *t)
     return worst;
 }
 
-/* NHWC x, KRSC filter (channels-last), NHWC y; 3x3, padding 1. */
+/* NHWC x, KRSC filter (channels-last), NHWC y; r x r, padding r / 2. */
 static double check_conv(const bench_case_t *c, io_t *t)
 {
     const uint16_t *x = host_of(t, 1), *w = host_of(t, 2), *bias = host_of(t, 3),
                    *y = host_of(t, 9);
     const int64_t N = c->dims[0], C = c->dims[1], H = c->dims[2], W = c->dims[3],
-                  K = c->dims[4];
+                  K = c->dims[4], R = conv_filter(c), S = conv_stride(c);
+    const int64_t P = conv_out(c, H), Q = conv_out(c, W);
     double worst = 0;
     for (int s = 0; s < 256; s++) {
-        size_t o = sample(s, (size_t)(N * H * W * K));
+        size_t o = sample(s, (size_t)(N * P * Q * K));
         int64_t k = (int64_t)o % K, pixel = (int64_t)o / K;
-        int64_t ow = pixel % W, oh = pixel / W % H, n = pixel / W / H;
+        int64_t ow = pixel % Q, oh = pixel / Q % P, n = pixel / Q / P;
         double acc = at(t, bias, (size_t)k);
-        for (int64_t r = 0; r < 3; r++)
-            for (int64_t q = 0; q < 3; q++) {
-                int64_t ih = oh + r - 1, iw = ow + q - 1;
+        for (int64_t r = 0; r < R; r++)
+            for (int64_t q = 0; q < R; q++) {
+                int64_t ih = oh * S + r - R / 2, iw = ow * S + q - R / 2;
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W)
                     continue;
                 for (int64_t ch = 0; ch < C; ch++)
                     acc += at(t, x, (size_t)(((n * H + ih) * W + iw) * C + ch)) *
-                           at(t, w, (size_t)(((k * 3 + r) * 3 + q) * C + ch));
+                           at(t, w, (size_t)(((k * R + r) * R + q) * C + ch));
             }
         double ref = fmax(acc, 0);
         worst = fmax(worst, fabs(at(t, y, o) - ref) / tolerance(ref));
@@ -417,7 +442,8 @@ static double flops(const bench_case_t *c)
     switch (c->op) {
     case OP_MATMUL_BIAS_GELU: return 2.0 * (double)d[0] * (double)d[1] * (double)d[2];
     case OP_CONV_BIAS_RELU:
-        return 2.0 * (double)(d[0] * d[2] * d[3]) * (double)d[4] * (double)(d[1] * 9);
+        return 2.0 * (double)(d[0] * conv_out(c, d[2]) * conv_out(c, d[3])) * (double)d[4] *
+               (double)(d[1] * conv_filter(c) * conv_filter(c));
     case OP_SDPA: return 4.0 * (double)(d[0] * d[1]) * (double)(d[2] * d[2]) * (double)d[3];
     case OP_SDPA_CAUSAL:
         return 2.0 * (double)(d[0] * d[1]) * (double)(d[2] * d[2]) * (double)d[3];
@@ -521,6 +547,9 @@ static void print_row(const bench_case_t *c, const cdnn_graph_t *g, const io_t *
     int n = snprintf(shape, sizeof shape, "%lld", (long long)c->dims[0]);
     for (int i = 1; i < 5 && c->dims[i] && n > 0 && (size_t)n < sizeof shape; i++)
         n += snprintf(shape + n, sizeof shape - (size_t)n, "x%lld", (long long)c->dims[i]);
+    if (c->op == OP_CONV_BIAS_RELU && n > 0 && (size_t)n < sizeof shape) /* x r x stride */
+        snprintf(shape + n, sizeof shape - (size_t)n, "x%lldx%lld", (long long)conv_filter(c),
+                 (long long)conv_stride(c));
     double bytes = 0;
     for (int32_t i = 0; i < t->count; i++)
         bytes += (double)t->info[i].span_bytes;

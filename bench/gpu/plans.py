@@ -62,18 +62,22 @@ def peers(torch, op, shape, reps):
         x = rand(rows, cols)
         return [("torch softmax", time_ms(torch, lambda: torch.softmax(x, -1), reps))]
     if op == "conv_bias_relu":
-        n, c, h, w, k = shape
+        n, c, h, w, k = shape[:5]
+        r, st = shape[5:7] if len(shape) >= 7 else (3, 1)
+        pad = r // 2
         f16 = torch.float16
         x = torch.empty(n, c, h, w, device="cuda", dtype=f16).uniform_(-1, 1).to(
             memory_format=torch.channels_last)
-        wt = torch.empty(k, c, 3, 3, device="cuda", dtype=f16).uniform_(-1, 1).to(
+        wt = torch.empty(k, c, r, r, device="cuda", dtype=f16).uniform_(-1, 1).to(
             memory_format=torch.channels_last)
         b = torch.empty(k, device="cuda", dtype=f16).uniform_(-1, 1)
+        conv = lambda: F.conv2d(x, wt, stride=st, padding=pad)
         return [("torch conv2d+add+relu",
-                 time_ms(torch, lambda: F.relu(F.conv2d(x, wt, padding=1) + b.view(1, -1, 1, 1)), reps)),
+                 time_ms(torch, lambda: F.relu(conv() + b.view(1, -1, 1, 1)), reps)),
                 ("cuDNN fused conv+bias+relu",
-                 time_ms(torch, lambda: torch.cudnn_convolution_relu(x, wt, b, (1, 1), (1, 1), (1, 1), 1), reps)),
-                ("torch conv2d alone", time_ms(torch, lambda: F.conv2d(x, wt, padding=1), reps))]
+                 time_ms(torch, lambda: torch.cudnn_convolution_relu(
+                     x, wt, b, (st, st), (pad, pad), (1, 1), 1), reps)),
+                ("torch conv2d alone", time_ms(torch, conv, reps))]
     if op in ("sdpa", "sdpa_causal"):
         q, k, v = (rand(*shape) for _ in range(3))
         causal = op == "sdpa_causal"

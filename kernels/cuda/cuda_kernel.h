@@ -502,6 +502,46 @@ typedef struct cdnn_cuda_conv_params {
          ? CDNN_CUDA_CONV_RING(tm, tn, stages)                             \
          : CDNN_CUDA_CONV_EPILOGUE(tm, tn))
 
+/* ------------------------------------------------------------------------
+ * The Hopper kernels of "cuda-conv-v1" (kernels/cuda/conv_wgmma.cu, sm_90a
+ * only): cdnn_cuda_conv_wgmma_{f16,bf16}_TMxTN compute the same function
+ * as the kernels above as an implicit GEMM on wgmma (wgmma_gemm.cuh, the
+ * Hopper matmul's machinery), the A tile of each k step -- tile_m output
+ * pixels x 64 channels of one filter tap -- loaded by TMA in im2col mode
+ * (zero fill is the padding, the traversal strides the conv strides), the
+ * filter's tile_n x 64 box by a tiled map.  They take
+ * cdnn_cuda_conv_tma_params_t: the conv params, the GEMM they amount to
+ * (m = n * p * q pixels, n = k filters, k = r * s * c, c = y as rows of
+ * pixels; its bias and activation; batch 1, no residual), then the two
+ * tensor maps; conv_tma.h fills the GEMM and encodes the maps
+ * (cuTensorMapEncodeIm2col, cuTensorMapEncodeTiled).  Metadata
+ * "tensor_maps=1".
+ * Layouts (the launcher refuses others, conv_tma.h says why): x and w of
+ * the kernel's dtype, c a multiple of 64, x channels-contiguous with its
+ * other strides multiples of 8 elements, the filter packed KRSC with its
+ * k stride a multiple of 8, both 16-byte aligned; y's pixels one row
+ * stride apart (y_strides[1] == q * y_strides[2], y_strides[0] == p *
+ * y_strides[1]); pads, dilated filter extents and strides small enough for
+ * the im2col map (corners within [-128, 127], strides <= 8).
+ * Launch: persistent as the Hopper matmul's: grid (G, 1, 1) for any G >= 1
+ * (G = min(tiles, multiprocessors) the fast choice), block (384, 1, 1),
+ * dynamic smem CDNN_CUDA_MATMUL_WGMMA_SMEM(tile_m, tile_n, stages).
+ * ---------------------------------------------------------------------- */
+#define CDNN_CUDA_CONV_WGMMA_CHANNELS 64 /* channels per k step */
+/* X(tile_m, tile_n, stages) */
+#define CDNN_CUDA_CONV_WGMMA_CONFIGS(X) \
+    X(128, 256, 4)                       \
+    X(128, 128, 6)                       \
+    X(256, 64, 5)                        \
+    X(128, 64, 8)
+
+typedef struct cdnn_cuda_conv_tma_params {
+    cdnn_cuda_conv_params_t conv;
+    cdnn_cuda_matmul_params_t gemm;
+    cdnn_cuda_tensor_map_t x_map; /* im2col: dims {c, w, h, n}, 64 channels x tile_m pixels */
+    cdnn_cuda_tensor_map_t w_map; /* tiled: {r * s * c, k, 1}, box {64, tile_n, 1} */
+} cdnn_cuda_conv_tma_params_t;
+
 /* The layouts are ABI: pin them for the C and CUDA compilers alike. */
 #if defined(__cplusplus)
 #define CDNN_CUDA_STATIC_ASSERT(e, m) static_assert(e, m)
@@ -516,5 +556,6 @@ CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_norm_params_t) == 120, "norm params lay
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_softmax_params_t) == 80, "softmax params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_sdpa_params_t) == 256, "sdpa params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_params_t) == 280, "conv params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_tma_params_t) == 768, "conv tma params layout");
 
 #endif

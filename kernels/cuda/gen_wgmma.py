@@ -6,7 +6,7 @@ to write by hand; run this script again after changing WIDTHS.
 
     python3 kernels/cuda/gen_wgmma.py > kernels/cuda/wgmma_ops.cuh
 """
-WIDTHS = (128, 192, 256)
+WIDTHS = (64, 128, 192, 256)
 
 
 def wrapper(n, dtype):

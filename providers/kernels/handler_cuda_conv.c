@@ -13,10 +13,22 @@
  * the pads, strides and dilations (h then w); x, w and y each as uid, type
  * and four channels-last strides; the bias as present, uid, type, stride;
  * the activation; grid x, y, block and smem.
+ *
+ * Kernels whose metadata says tensor_maps=1 (the Hopper ones,
+ * conv_wgmma.cu) take cdnn_cuda_conv_tma_params_t: the params, the GEMM
+ * they amount to and two TMA tensor maps (x in im2col mode, the filter
+ * tiled), which hold the tensors' addresses and so are encoded at each run
+ * inside the device's context, as the matmul handler does.  conv_tma.h
+ * says which layouts they take: others are NOT_SUPPORTED at derive (the
+ * mma.sync kernels take them), misaligned addresses BAD_PARAM at run.
+ * Their launch values end with tile_m and tile_n; they are persistent:
+ * grid (tiles, 1) in the values, at run no more blocks than the device
+ * has multiprocessors.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <conv_tma.h>
 #include <cuda_kernel.h>
 
 #include <cdnn_sdk/error.h>
@@ -34,12 +46,16 @@ enum {
     V_BIAS_PRESENT = V_Y + T_VALUES, V_BIAS_UID, V_BIAS_TYPE, V_BIAS_STRIDE,
     V_ACTIVATION,
     V_GRID_X, V_GRID_Y, V_BLOCK, V_SMEM,
-    V_COUNT
+    V_COUNT,
+    /* tensor-map kernels only */
+    V_TMA_TILE_M = V_COUNT, V_TMA_TILE_N,
+    V_TMA_COUNT
 };
 
 /* What the kernels index in 32 bits (cuda_kernel.h). */
 #define GEMM_SIZE_MAX ((int64_t)1 << 30)
 #define MAX_GRID_Y 65535
+#define MAX_GRID_X 2147483647LL
 
 /* ---- deriving the launch ---------------------------------------------------------------- */
 
@@ -82,7 +98,7 @@ static void put_shape(int64_t *v, const conv_cuda_pattern_t *p)
 }
 
 static cdnn_status_t put_launch(int64_t *v, const conv_cuda_pattern_t *p,
-                                const sdk_kpack_kv_t *m, int32_t n)
+                                const sdk_kpack_kv_t *m, int32_t n, int tensor_maps)
 {
     int64_t tile_m = 0, tile_n = 0, threads = 0, smem = 0;
     cdnn_status_t st = kernel_metadata_int(m, n, "tile_m", 16, 1024, &tile_m);
@@ -95,18 +111,52 @@ static cdnn_status_t put_launch(int64_t *v, const conv_cuda_pattern_t *p,
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     int64_t columns = (p->k + tile_n - 1) / tile_n;
+    int64_t rows = (p->n * p->p * p->q + tile_m - 1) / tile_m;
     if (columns > MAX_GRID_Y)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%lld filter tiles are more than a CUDA "
                         "grid holds (%d)", (long long)columns, MAX_GRID_Y);
-    v[V_GRID_X] = (p->n * p->p * p->q + tile_m - 1) / tile_m;
+    v[V_GRID_X] = rows;
     v[V_GRID_Y] = columns;
+    if (tensor_maps) { /* persistent: every tile in x, capped at run */
+        v[V_GRID_X] = rows * columns;
+        v[V_GRID_Y] = 1;
+        v[V_TMA_TILE_M] = tile_m;
+        v[V_TMA_TILE_N] = tile_n;
+    }
     v[V_BLOCK] = threads;
     v[V_SMEM] = smem;
     return CDNN_STATUS_SUCCESS;
 }
 
+/* The params a launch will pass, but for the pointers (NULL). */
+static void params_layout(const int64_t *v, cdnn_cuda_conv_params_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->n = v[V_N], p->h = v[V_H], p->w = v[V_W], p->c = v[V_C];
+    p->k = v[V_K], p->r = v[V_R], p->s = v[V_S], p->p = v[V_P], p->q = v[V_Q];
+    p->pad_h = v[V_PAD_H], p->pad_w = v[V_PAD_W];
+    p->stride_h = v[V_STRIDE_H], p->stride_w = v[V_STRIDE_W];
+    p->dilation_h = v[V_DILATION_H], p->dilation_w = v[V_DILATION_W];
+    p->activation = (int32_t)v[V_ACTIVATION];
+    p->x_type = (int32_t)v[V_X + T_TYPE];
+    p->w_type = (int32_t)v[V_FILTER + T_TYPE];
+    p->y_type = (int32_t)v[V_Y + T_TYPE];
+    memcpy(p->x_strides, v + V_X + T_STRIDES, sizeof p->x_strides);
+    memcpy(p->w_strides, v + V_FILTER + T_STRIDES, sizeof p->w_strides);
+    memcpy(p->y_strides, v + V_Y + T_STRIDES, sizeof p->y_strides);
+}
+
+/* Tensor-map kernels: the layout must suit TMA (conv_tma.h). */
+static cdnn_status_t check_tensor_maps(const int64_t *v)
+{
+    cdnn_cuda_conv_params_t p;
+    params_layout(v, &p);
+    const char *why = cdnn_cuda_conv_tma_refusal(&p, 0);
+    return why ? sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%s", why) : CDNN_STATUS_SUCCESS;
+}
+
 static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
-                                 const sdk_kpack_kv_t *m, int32_t n)
+                                 const sdk_kpack_kv_t *m, int32_t n, int tensor_maps)
 {
     conv_cuda_pattern_t p;
     cdnn_status_t st = conv_cuda_pattern_of(g, &p);
@@ -115,7 +165,7 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
     if (st == CDNN_STATUS_SUCCESS)
         st = check_sizes(&p);
     if (st == CDNN_STATUS_SUCCESS)
-        st = put_launch(v, &p, m, n);
+        st = put_launch(v, &p, m, n, tensor_maps);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     v[V_PARALLELISM] = 1;
@@ -130,7 +180,7 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
         v[V_BIAS_STRIDE] = p.bias_stride;
     }
     v[V_ACTIVATION] = p.activation;
-    return CDNN_STATUS_SUCCESS;
+    return tensor_maps ? check_tensor_maps(v) : CDNN_STATUS_SUCCESS;
 }
 
 static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *metadata,
@@ -138,20 +188,21 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
                             int32_t *count)
 {
     (void)threads; /* a grid, not host threads */
-    int64_t *v = calloc(V_COUNT, sizeof *v);
+    const char *maps = kernel_metadata(metadata, metadata_count, "tensor_maps");
+    int tensor_maps = maps && strcmp(maps, "1") == 0;
+    int64_t *v = calloc(V_TMA_COUNT, sizeof *v);
     if (!v)
         return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
-    cdnn_status_t st = derive_into(v, g, metadata, metadata_count);
+    cdnn_status_t st = derive_into(v, g, metadata, metadata_count, tensor_maps);
     if (st != CDNN_STATUS_SUCCESS) {
         free(v);
         return st;
     }
     *values = v;
-    *count = V_COUNT;
+    *count = tensor_maps ? V_TMA_COUNT : V_COUNT;
     return CDNN_STATUS_SUCCESS;
 }
 
-/* ---- launching ------------------------------------------------------------------------------ */
 
 /* A tensor's pointer, type and strides; NULL when the pack lacks it. */
 static const void *tensor(const int64_t *v, const cdnn_exec_args_t *args, int32_t *type,
@@ -188,13 +239,42 @@ static cdnn_status_t params_of(const int64_t *v, const cdnn_exec_args_t *args,
                    : CDNN_STATUS_SUCCESS;
 }
 
+/* A tensor-map kernel's params: the GEMM and the maps for this run's
+ * pointers, encoded with the device's context current (the driver refuses
+ * without one, and the calling thread need not have it). */
+static cdnn_status_t tma_params_of(const launch_t *l, const cdnn_exec_args_t *args,
+                                   cdnn_cuda_conv_tma_params_t *t)
+{
+    const int64_t *v = l->values;
+    memset(t, 0, sizeof *t);
+    cdnn_status_t st = params_of(v, args, &t->conv);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    const char *why = cdnn_cuda_conv_tma_refusal(&t->conv, 1);
+    if (why)
+        return sdk_fail(CDNN_STATUS_BAD_PARAM, "kernel %s: %s", l->kernel_id, why);
+    if ((st = cuda_code_enter(l->cuda)) != CDNN_STATUS_SUCCESS)
+        return st;
+    int r = cdnn_cuda_conv_tma_encode(t, (int)v[V_TMA_TILE_M], (int)v[V_TMA_TILE_N],
+                                      l->cuda->cu->tensor_map_encode_im2col,
+                                      l->cuda->cu->tensor_map_encode_tiled);
+    cuda_code_leave(l->cuda);
+    return r == SDK_CU_SUCCESS ? CDNN_STATUS_SUCCESS
+                               : cuda_failed(l->cuda, CDNN_STATUS_EXECUTION_FAILED, r,
+                                             "cuTensorMapEncodeIm2col/Tiled");
+}
+
 static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
 {
-    cdnn_cuda_conv_params_t p;
+    /* The plain params, or them followed by the GEMM and the maps. */
+    cdnn_cuda_conv_tma_params_t t;
     const int64_t *v = l->values;
-    void *params[] = {&p};
-    cdnn_status_t st = params_of(v, args, &p);
-    const unsigned grid[3] = {(unsigned)v[V_GRID_X], (unsigned)v[V_GRID_Y], 1};
+    const int tma = l->value_count == V_TMA_COUNT;
+    void *params[] = {&t.conv};
+    cdnn_status_t st = tma ? tma_params_of(l, args, &t) : params_of(v, args, &t.conv);
+    unsigned grid[3] = {(unsigned)v[V_GRID_X], (unsigned)v[V_GRID_Y], 1};
+    if (tma && l->cuda->multiprocessors > 0 && grid[0] > (unsigned)l->cuda->multiprocessors)
+        grid[0] = (unsigned)l->cuda->multiprocessors; /* persistent blocks */
     return st ? st
               : cuda_code_launch(l->cuda, grid, (unsigned)v[V_BLOCK], (unsigned)v[V_SMEM],
                                  args->stream, params);

@@ -46,6 +46,7 @@ static const binding_t bindings[] = {
     BIND(event_destroy, "cuEventDestroy_v2"),
     BIND(get_error_string, "cuGetErrorString"),
     BIND(tensor_map_encode_tiled, "cuTensorMapEncodeTiled"),
+    BIND(tensor_map_encode_im2col, "cuTensorMapEncodeIm2col"),
 };
 
 /* Every member of the table is bound: a member added without a binding

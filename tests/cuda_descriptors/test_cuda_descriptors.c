@@ -172,6 +172,24 @@ static void conv_tc(int tm, int tn, int wm, int wn, int stages)
 }
 #endif
 
+#ifdef CDNN_CUDA_CONV_WGMMA_CONFIGS
+/* cuda-conv-v1 on Hopper (conv_wgmma.cu): the Hopper matmul's launch. */
+static void conv_wgmma(int tm, int tn, int stages)
+{
+    static const char *const dtypes[] = {"f16", "bf16"};
+    for (int i = 0; i < 2; i++) {
+        truth_t *t = new_truth("cuda-conv-v1", "conv_wgmma", "cdnn_cuda_conv_wgmma_%s_%dx%d",
+                               dtypes[i], tm, tn);
+        exact_text(t, "dtype", dtypes[i]);
+        exact(t, "tile_m", tm);
+        exact(t, "tile_n", tn);
+        exact(t, "threads", CDNN_CUDA_MATMUL_WGMMA_THREADS);
+        exact(t, "smem", CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages));
+        exact(t, "tensor_maps", 1);
+    }
+}
+#endif
+
 /* cuda-matmul-v1, f32 SIMT: threads (tile_m / rows) * (tile_n / cols),
  * static shared memory only. */
 static void matmul_f32(int tm, int tn, int rows, int cols)
@@ -226,6 +244,11 @@ static void make_truths(void)
 #define CONV(tm, tn, wm, wn, stages) conv_tc(tm, tn, wm, wn, stages);
     CDNN_CUDA_CONV_CONFIGS(CONV)
 #undef CONV
+#endif
+#ifdef CDNN_CUDA_CONV_WGMMA_CONFIGS
+#define CONV_WGMMA(tm, tn, stages) conv_wgmma(tm, tn, stages);
+    CDNN_CUDA_CONV_WGMMA_CONFIGS(CONV_WGMMA)
+#undef CONV_WGMMA
 #endif
     /* __launch_bounds__(256); the handler picks the grid. */
     truth_t *t = new_truth("cuda-pointwise-v1", "pointwise", "cdnn_cuda_pointwise");

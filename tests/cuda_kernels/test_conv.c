@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "conv_tma.h"
 #include "cuda_kernel.h"
 #include "tests.h"
 
@@ -99,10 +100,11 @@ static int64_t w_strides(const conv_case_t *c, int64_t s[4]) {
     return c->k * s[0];
 }
 
-static void conv_prepare(const gpu_t *gpu, rng_t *rng, const conv_kernel_t *kernel, int i,
-                         conv_run_t *r) {
+/* Case c (the i-th of its table: output type, bias and activation vary
+ * with i) for the kernel. */
+static void conv_prepare_case(const gpu_t *gpu, rng_t *rng, const conv_kernel_t *kernel,
+                              const conv_case_t *c, int i, conv_run_t *r) {
     static const int32_t out_types[] = {CDNN_CUDA_F32, CDNN_CUDA_BF16, CDNN_CUDA_F16};
-    const conv_case_t *c = &cases[i];
     cdnn_cuda_conv_params_t *p = &r->p;
     memset(r, 0, sizeof *r);
     *p = (cdnn_cuda_conv_params_t){
@@ -132,6 +134,11 @@ static void conv_prepare(const gpu_t *gpu, rng_t *rng, const conv_kernel_t *kern
 }
 
 /* The f64 sum of output element (b, i, j, f), and its magnitude. */
+static void conv_prepare(const gpu_t *gpu, rng_t *rng, const conv_kernel_t *kernel, int i,
+                         conv_run_t *r) {
+    conv_prepare_case(gpu, rng, kernel, &cases[i], i, r);
+}
+
 static double conv_sum(const conv_run_t *r, int64_t b, int64_t i, int64_t j, int64_t f,
                        double *mag) {
     const cdnn_cuda_conv_params_t *p = &r->p;
@@ -215,4 +222,106 @@ void test_conv(test_state_t *state, sdk_cu_module module) {
     }
     CDNN_CUDA_CONV_CONFIGS(CONV_KERNELS)
 #undef CONV_KERNELS
+}
+
+/* ---- the Hopper kernels (conv_wgmma.cu): wgmma fed by im2col TMA ------------------------
+ *
+ * The layouts they take (conv_tma.h): channels a multiple of 64, x
+ * channels-contiguous (NHWC, also with pitched pixel rows), the filter
+ * packed KRSC, y's pixels one stride apart (packed or with padded
+ * channels).  Cases: 3x3 pad 1 stride 1 and 2, 1x1 stride 1 and 2 (the
+ * ResNet projection), odd h and w, filters not a multiple of any tile_n,
+ * a 5x3 filter with unequal pads, strides and a dilation, pixel tiles
+ * that cross images and run past the last one; every output type, a bias
+ * (packed and strided), each activation.  They are persistent: a block
+ * per tile on every third case, else 1 to 4 blocks. */
+static const conv_case_t tma_cases[] = {
+    {2, 9, 11, 64, 72, 3, 3, 1, 1, 1, 1, 1, 1, X_NHWC, W_KRSC, 0},
+    {3, 15, 13, 128, 64, 3, 3, 1, 1, 2, 2, 1, 1, X_NHWC, W_KRSC, 0},
+    {2, 7, 7, 192, 130, 1, 1, 0, 0, 1, 1, 1, 1, X_NHWC, W_KRSC, 1},
+    {2, 14, 14, 64, 256, 1, 1, 0, 0, 2, 2, 1, 1, X_NHWC_PITCHED, W_KRSC, 0},
+    {1, 20, 18, 64, 40, 5, 3, 2, 1, 2, 1, 1, 2, X_NHWC, W_KRSC, 1},
+    {3, 7, 7, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1, X_NHWC_PITCHED, W_KRSC, 0},
+    {1, 1, 1, 64, 8, 1, 1, 0, 0, 1, 1, 1, 1, X_NHWC, W_KRSC, 0},
+    {2, 12, 10, 64, 96, 3, 3, 0, 0, 1, 1, 2, 2, X_NHWC, W_KRSC, 0},
+};
+#define TMA_CASE_COUNT ((int)(sizeof tma_cases / sizeof tma_cases[0]))
+
+static void conv_tma_run_kernel(test_state_t *state, sdk_cu_module module,
+                                const conv_kernel_t *kernel) {
+    const gpu_t *gpu = state->gpu;
+    sdk_cu_function fn = gpu_function(gpu, module, kernel->symbol);
+    gpu_check(gpu, gpu->cu->func_set_attribute(fn, GPU_FUNC_MAX_DYNAMIC_SHARED, (int)kernel->smem),
+              "cuFuncSetAttribute");
+    check_t check = {0};
+    for (int i = 0; i < TMA_CASE_COUNT; ++i) {
+        conv_run_t r;
+        conv_prepare_case(gpu, &state->rng, kernel, &tma_cases[i], i, &r);
+        cdnn_cuda_conv_tma_params_t t;
+        memset(&t, 0, sizeof t);
+        t.conv = r.p;
+        const char *why = cdnn_cuda_conv_tma_refusal(&t.conv, 1);
+        if (why) {
+            printf("FAIL %s case %d: the test's layout is refused: %s\n", kernel->symbol, i, why);
+            check.bad++;
+            conv_release(gpu, &r);
+            continue;
+        }
+        gpu_check(gpu, cdnn_cuda_conv_tma_encode(&t, kernel->tile_m, kernel->tile_n,
+                                                 gpu->cu->tensor_map_encode_im2col,
+                                                 gpu->cu->tensor_map_encode_tiled),
+                  "cuTensorMapEncodeIm2col/Tiled");
+        const int64_t tiles = ((r.p.k + kernel->tile_n - 1) / kernel->tile_n) *
+                              ((r.p.n * r.p.p * r.p.q + kernel->tile_m - 1) / kernel->tile_m);
+        const int64_t blocks = i % 3 == 0 || tiles < 1 + i % 4 ? tiles : 1 + i % 4;
+        gpu_launch(gpu, fn, (unsigned)blocks, 1, 1, (unsigned)kernel->threads, kernel->smem, &t);
+        gpu_sync(gpu);
+        tensor_fetch(gpu, &r.y);
+        conv_compare(&r, &r.y, &check);
+        conv_release(gpu, &r);
+    }
+    test_report(state, kernel->symbol, TMA_CASE_COUNT, &check);
+}
+
+/* Layouts the TMA kernels cannot take are refused, not run. */
+static void conv_tma_refusals(test_state_t *state) {
+    cdnn_cuda_conv_params_t p = {.n = 1, .h = 8, .w = 8, .c = 64, .k = 64, .r = 3, .s = 3,
+                                 .p = 8, .q = 8, .pad_h = 1, .pad_w = 1, .stride_h = 1,
+                                 .stride_w = 1, .dilation_h = 1, .dilation_w = 1,
+                                 .x_strides = {4096, 512, 64, 1}, .w_strides = {576, 192, 64, 1},
+                                 .y_strides = {4096, 512, 64, 1}, .x_type = CDNN_CUDA_F16,
+                                 .w_type = CDNN_CUDA_F16, .y_type = CDNN_CUDA_F16};
+    check_t refusals = {0};
+    refusals.compared = 5;
+    if (cdnn_cuda_conv_tma_refusal(&p, 0))
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "NHWC refused");
+    cdnn_cuda_conv_params_t odd = p;
+    odd.c = 48, odd.w_strides[2] = 48, odd.w_strides[1] = 144;
+    if (!cdnn_cuda_conv_tma_refusal(&odd, 0)) /* 48 channels */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "c 48 taken");
+    odd = p, odd.x_strides[3] = 64, odd.x_strides[2] = 1;
+    if (!cdnn_cuda_conv_tma_refusal(&odd, 0)) /* x not channels-contiguous */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "NCHW x taken");
+    odd = p, odd.y_strides[1] = 520;
+    if (!cdnn_cuda_conv_tma_refusal(&odd, 0)) /* y rows pitched */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "pitched y taken");
+    odd = p, odd.x = (const void *)(uintptr_t)8;
+    if (!cdnn_cuda_conv_tma_refusal(&odd, 1)) /* x at 8 bytes past 16 */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "misaligned x taken");
+    test_report(state, "conv_wgmma refusals", 5, &refusals);
+}
+
+void test_conv_wgmma(test_state_t *state, sdk_cu_module module) {
+    conv_tma_refusals(state);
+#define CONV_WGMMA_KERNELS(tm, tn, stages)                                                      \
+    for (int d = 0; d < 2; ++d) {                                                               \
+        conv_kernel_t k = {.type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,             \
+                           .tile_n = tn, .threads = CDNN_CUDA_MATMUL_WGMMA_THREADS,              \
+                           .smem = CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages)};                \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_wgmma_%s_%dx%d", d ? "bf16" : "f16", \
+                 tm, tn);                                                                       \
+        conv_tma_run_kernel(state, module, &k);                                                 \
+    }
+    CDNN_CUDA_CONV_WGMMA_CONFIGS(CONV_WGMMA_KERNELS)
+#undef CONV_WGMMA_KERNELS
 }

@@ -52,6 +52,7 @@ static const source_tests_t sources[] = {
     {"pointwise", test_pointwise}, {"norm", test_norm},
     {"softmax", test_softmax},     {"sdpa", test_sdpa},
     {"conv", test_conv},
+    {"conv_wgmma", test_conv_wgmma, 1},
     {"matmul_wgmma", test_matmul_wgmma, 1},
 };
 

@@ -27,5 +27,6 @@ void test_norm(test_state_t *state, sdk_cu_module module);
 void test_softmax(test_state_t *state, sdk_cu_module module);
 void test_sdpa(test_state_t *state, sdk_cu_module module);
 void test_conv(test_state_t *state, sdk_cu_module module);
+void test_conv_wgmma(test_state_t *state, sdk_cu_module module);
 
 #endif

@@ -728,7 +728,10 @@ static void test_cuda_strict_mode_runs_installed_code(void **state)
 #define CONV_ENGINE "kernels:conv_cuda"
 #define CONV_KNOB "kernels.conv_cuda.candidate"
 #define SDPA_ENGINE "kernels:sdpa_cuda"
-#define CONV_KERNELS 18 /* 3 tiles x 2 dtypes x 3 targets */
+/* The Hopper conv kernels first (conv_wgmma.cu, sm_90a: 4 tiles x 2
+ * dtypes), then the mma.sync ones (3 tiles x 2 dtypes x 3 targets). */
+#define CONV_WGMMA_KERNELS 8
+#define CONV_KERNELS (CONV_WGMMA_KERNELS + 18)
 
 /* A pack of the conv and sdpa code objects beside the matmul's, in the
  * same directory: the provider reads every pack there. */
@@ -742,6 +745,31 @@ static void write_conv_sdpa_pack(const char *path)
     const char *ids[CONV_KERNELS + 3];
     kp_bytes_t conv[3], sdpa[3];
     int n = 0;
+    static char wgmma_text[CONV_WGMMA_KERNELS][5][16];
+    static sdk_kpack_kv_t wgmma_meta[CONV_WGMMA_KERNELS][6];
+    kp_bytes_t wgmma = read_object("conv_wgmma", "sm_90a");
+    for (int d = 0; d < 2; d++) {
+        const char *dtype = d ? "bf16" : "f16";
+#define CONV_WGMMA(tm, tn, stages)                                                            \
+    snprintf(id[n], sizeof id[n], "conv_wgmma_%s_%dx%d_sm_90a", dtype, tm, tn);               \
+    snprintf(symbol[n], sizeof symbol[n], "cdnn_cuda_conv_wgmma_%s_%dx%d", dtype, tm, tn);    \
+    snprintf(wgmma_text[n][0], 16, "%d", (int)CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages));   \
+    snprintf(wgmma_text[n][1], 16, "%d", CDNN_CUDA_MATMUL_WGMMA_THREADS);                     \
+    snprintf(wgmma_text[n][2], 16, "%d", tm);                                                 \
+    snprintf(wgmma_text[n][3], 16, "%d", tn);                                                 \
+    wgmma_meta[n][0] = (sdk_kpack_kv_t){"dtype", dtype};                                      \
+    wgmma_meta[n][1] = (sdk_kpack_kv_t){"smem", wgmma_text[n][0]};                            \
+    wgmma_meta[n][2] = (sdk_kpack_kv_t){"tensor_maps", "1"};                                  \
+    wgmma_meta[n][3] = (sdk_kpack_kv_t){"threads", wgmma_text[n][1]};                         \
+    wgmma_meta[n][4] = (sdk_kpack_kv_t){"tile_m", wgmma_text[n][2]};                          \
+    wgmma_meta[n][5] = (sdk_kpack_kv_t){"tile_n", wgmma_text[n][3]};                          \
+    kernels[n] = (sdk_kpack_spec_kernel_t){id[n], symbol[n], "sm_90a", "cuda-conv-v1",        \
+                                           wgmma.data, wgmma.size, 6, wgmma_meta[n]};         \
+    ids[n] = id[n];                                                                           \
+    n++;
+        CDNN_CUDA_CONV_WGMMA_CONFIGS(CONV_WGMMA)
+#undef CONV_WGMMA
+    }
     for (int t = 0; t < 3; t++) {
         conv[t] = read_object("conv", targets[t]);
         sdpa[t] = read_object("sdpa", targets[t]);
@@ -791,6 +819,7 @@ static void write_conv_sdpa_pack(const char *path)
         fail_msg("cannot write the conv/sdpa pack: %s", why);
     kp_write_file(path, bytes, size);
     free(bytes);
+    kp_bytes_free(&wgmma);
     for (int t = 0; t < 3; t++) {
         kp_bytes_free(&conv[t]);
         kp_bytes_free(&sdpa[t]);
@@ -839,6 +868,12 @@ static const conv_spec_t conv_cases[] = {
      CDNN_DATA_TYPE_F32, 1, 0, CDNN_PW_TANH_FWD, "f16 1-D k7 bias tanh"},
     {2, 1, 64, 14, 14, 64, 3, 3, {1, 1}, {1, 1}, {1, 1}, CDNN_DATA_TYPE_F16,
      CDNN_DATA_TYPE_F16, 1, 0, CDNN_PW_IDENTITY, "f16 C64 14x14 K64 bias"},
+    /* What the Hopper kernels take (c a multiple of 64): stride 2 with odd
+     * sizes, a 1x1 projection with stride 2. */
+    {2, 3, 128, 15, 13, 96, 3, 3, {1, 1}, {2, 2}, {1, 1}, CDNN_DATA_TYPE_BF16,
+     CDNN_DATA_TYPE_BF16, 1, 0, CDNN_PW_RELU_FWD, "bf16 C128 3x3 stride 2 odd bias relu"},
+    {2, 2, 64, 14, 14, 130, 1, 1, {0, 0}, {2, 2}, {1, 1}, CDNN_DATA_TYPE_F16,
+     CDNN_DATA_TYPE_F32, 1, 0, CDNN_PW_RELU_FWD, "f16 C64 1x1 stride 2 K130 bias relu, f32 out"},
 };
 #define CONV_CASE_COUNT ((int)(sizeof conv_cases / sizeof *conv_cases))
 
@@ -928,13 +963,15 @@ static void test_cuda_conv_round_trips(void **state)
 
 /* Every conv candidate this device runs (the sm_90a cubins on an H200: a
  * PTX candidate gives way to its configuration's cubin), on an f16 and a
- * bf16 case. */
+ * bf16 case of each kind (the Hopper kernels take only the last two). */
 static void test_cuda_conv_every_candidate(void **state)
 {
     (void)state;
+    static const int picked[] = {0, 1, CONV_CASE_COUNT - 2, CONV_CASE_COUNT - 1};
     int ran = 0;
     for (int64_t c = 1; c <= CONV_KERNELS; c++)
-        for (int i = 0; i < 2; i++) {
+        for (int j = 0; j < 4; j++) {
+            const int i = picked[j];
             cdnn_graph_t *probe = make_conv(&conv_cases[i]);
             cdnn_handle_t *h = cuda_handle();
             cdnn_build_options_t *opts = NULL;

@@ -91,6 +91,16 @@ typedef struct sdk_cuda {
                                              const uint64_t *strides, const uint32_t *box,
                                              const uint32_t *element_strides, int interleave,
                                              int swizzle, int l2_promotion, int oob_fill);
+    /* cuTensorMapEncodeIm2col (CUDA 12.0): the same, for im2col loads;
+     * the corners have rank - 2 entries (innermost spatial dim first). */
+    sdk_cu_result (*tensor_map_encode_im2col)(void *map, int data_type, uint32_t rank,
+                                              void *address, const uint64_t *dims,
+                                              const uint64_t *strides, const int *lower_corner,
+                                              const int *upper_corner,
+                                              uint32_t channels_per_pixel,
+                                              uint32_t pixels_per_column,
+                                              const uint32_t *element_strides, int interleave,
+                                              int swizzle, int l2_promotion, int oob_fill);
 } sdk_cuda_t;
 
 /**
