@@ -1132,6 +1132,7 @@ static cdnn_status_t decode(const uint8_t *bytes, size_t size, const char *sourc
         cdnn_graph_destroy(d.g);
         return st;
     }
+    d.g->newer_format_minor = d.minor > GRAPH_FORMAT_MINOR ? d.minor : 0;
     *out = d.g;
     return CDNN_STATUS_SUCCESS;
 }

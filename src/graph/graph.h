@@ -59,6 +59,10 @@ struct cdnn_graph {
     /* A pointwise input has a lower rank than its y (NumPy's rank
      * broadcasting): the graph saves as format 1.3. */
     int rank_broadcast;
+    /* Loaded from bytes of a graph format minor newer than this build's
+     * (else 0): a failed validation says so, since the graph may use what
+     * a newer cdnn added (a form this build's rules refuse). */
+    uint16_t newer_format_minor;
 
     struct plan *plan; /* owned; NULL until built or loaded */
     void (*plan_destroy)(struct plan *); /* the engine layer's teardown */

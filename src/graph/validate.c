@@ -1561,6 +1561,21 @@ static cdnn_status_t publish_view(validation_t *v)
     return CDNN_STATUS_SUCCESS;
 }
 
+/* A graph loaded from a newer format minor may be valid to a newer cdnn
+ * (a port made optional, NumPy's rank broadcasting): say so after the
+ * message, so that the reader knows where to look. */
+static cdnn_status_t newer_format_hint(const cdnn_graph_t *graph, cdnn_status_t st)
+{
+    if (!graph->newer_format_minor)
+        return st;
+    char what[1024];
+    snprintf(what, sizeof what, "%s", cdnn_last_error());
+    return cdnn_fail(st, "%s; note: the graph was saved as graph format 1.%u, newer "
+                     "than this cdnn reads (1.%d), and may use what a newer cdnn "
+                     "allows; validate it with a newer cdnn", what,
+                     (unsigned)graph->newer_format_minor, (int)OP_TABLE_FORMAT_MINOR);
+}
+
 cdnn_status_t cdnn_graph_validate(cdnn_graph_t *graph)
 {
     CDNN_CHECK_ARG(graph);
@@ -1598,7 +1613,7 @@ cdnn_status_t cdnn_graph_validate(cdnn_graph_t *graph)
     free(v.order);
     free(v.in);
     free(v.out);
-    return st;
+    return st == CDNN_STATUS_INVALID_GRAPH ? newer_format_hint(graph, st) : st;
 }
 
 cdnn_status_t cdnn_graph_tensor_shape(const cdnn_graph_t *graph, int64_t uid,

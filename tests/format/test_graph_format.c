@@ -1394,6 +1394,41 @@ static void test_names_not_utf8(void **state)
     cdnn_graph_destroy(g2);
 }
 
+/* A graph that fails validation says, when its bytes are of a newer graph
+ * format minor than this build reads, that a newer cdnn may accept it (so
+ * a reader meeting a form added later -- a layer-norm without bias in 1.2,
+ * a rank-broadcast pointwise input in 1.3 -- knows where to look); bytes of
+ * this build's minor get no such note. */
+static void test_newer_minor_validation_hint(void **state)
+{
+    (void)state;
+    static const char *const forms[] = {
+        "{\"format_major\": 1, \"format_minor\": %d, \"tensors\": ["
+        "{\"uid\": 1, \"data_type\": \"F32\", \"dims\": [2, 7]},"
+        "{\"uid\": 2, \"data_type\": \"F32\", \"dims\": [5]},"
+        "{\"uid\": 3, \"data_type\": \"F32\", \"dims\": [2, 7]}],"
+        "\"nodes\": [{\"op\": \"Pointwise\", \"name\": \"add\", "
+        "\"attr_type\": \"PointwiseAttr\", \"attr\": {\"mode\": \"Add\"},"
+        "\"inputs\": [{\"slot\": 0, \"uid\": 1}, {\"slot\": 1, \"uid\": 2}],"
+        "\"outputs\": [{\"slot\": 0, \"uid\": 3}]}]}"};
+    for (int minor = 3; minor <= 9; minor += 6) {
+        char json[1024];
+        snprintf(json, sizeof json, forms[0], minor);
+        cdnn_graph_t *g = NULL;
+        assert_int_equal(cdnn_graph_from_json(&g, json, strlen(json)), CDNN_STATUS_SUCCESS);
+        assert_int_equal(cdnn_graph_validate(g), CDNN_STATUS_INVALID_GRAPH);
+        const char *msg = cdnn_last_error();
+        if (!strstr(msg, "its dim 0 (5) is neither 1 nor y's 7"))
+            fail_msg("message \"%s\" lacks the mismatch", msg);
+        const char *note = strstr(msg, "saved as graph format 1.9, newer than this cdnn "
+                                       "reads (1.3)");
+        if (minor == 9 ? !note : strstr(msg, "newer than this cdnn") != NULL)
+            fail_msg("minor %d: message \"%s\" %s the newer-format note", minor, msg,
+                     minor == 9 ? "lacks" : "has");
+        cdnn_graph_destroy(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1428,6 +1463,7 @@ int main(void)
         cmocka_unit_test(test_limit_shapes),
         cmocka_unit_test(test_limit_artifact_size),
         cmocka_unit_test(test_limit_inferred_output),
+        cmocka_unit_test(test_newer_minor_validation_hint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
