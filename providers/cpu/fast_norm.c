@@ -61,6 +61,11 @@ typedef struct nt_node {
     int channels_last;
     int32_t rank, cl_threads;
     int64_t channels, positions;
+    /* A batchnorm_running_stats node of the same x is done by the
+     * batchnorm_train node's walk (its statistics are the same): running
+     * points at it there, and it is skipped. */
+    const struct nt_node *running;
+    int skip;
 } nt_node_t;
 
 typedef struct nt_context {
@@ -187,6 +192,26 @@ static int row_params(cdnn_op_t op)
     return op == CDNN_OP_LAYERNORM_BWD || op == CDNN_OP_RMSNORM_BWD;
 }
 
+/* Pair each running-statistics node with a training forward of the same x
+ * (the pair E2E graphs and frameworks build), so that x is read once. */
+static void fuse_running_stats(nt_context_t *ctx)
+{
+    for (int32_t r = 0; r < ctx->node_count; r++) {
+        nt_node_t *run = &ctx->nodes[r];
+        if (run->op != CDNN_OP_BATCHNORM_RUNNING_STATS)
+            continue;
+        for (int32_t t = 0; t < ctx->node_count; t++) {
+            nt_node_t *train = &ctx->nodes[t];
+            if (train->op == CDNN_OP_BATCHNORM_TRAIN && !train->running &&
+                train->in[0].index == run->in[0].index) {
+                train->running = run;
+                run->skip = 1;
+                break;
+            }
+        }
+    }
+}
+
 static void nt_destroy(void *context)
 {
     nt_context_t *ctx = context;
@@ -239,6 +264,7 @@ static cdnn_status_t nt_create(const cdnn_device_view_t *device,
                           : cl_chan;
         }
     }
+    fuse_running_stats(ctx);
     ctx->cl_partials = cpu_ws_reserve(&ctx->ws, cl_part);
     ctx->cl_rows = cpu_ws_reserve(&ctx->ws, cl_rows);
     ctx->cl_chan = cpu_ws_reserve(&ctx->ws, cl_chan);
@@ -437,6 +463,18 @@ static void mean_var(const float *x, int64_t n, double *mean, double *var)
     *var = sq / (double)n;
 }
 
+/* The running statistics of channel g from its batch mean and (biased)
+ * variance over n values, PyTorch's update. */
+static void running_update(const nt_job_t *j, const nt_node_t *run, int64_t g,
+                           double mean, double var)
+{
+    nt_job_t rj = *j;
+    rj.p = run;
+    double m = run->momentum, n = (double)run->split.count;
+    put_group_value(&rj, 0, g, (1 - m) * group_value(&rj, 1, g) + m * mean);
+    put_group_value(&rj, 1, g, (1 - m) * group_value(&rj, 2, g) + m * var * n / (n - 1));
+}
+
 static void bn_train_group(const nt_job_t *j, int64_t g, float *x)
 {
     const nt_node_t *p = j->p;
@@ -452,6 +490,8 @@ static void bn_train_group(const nt_job_t *j, int64_t g, float *x)
     scatter(p, &p->out[0], out_ptr(j, 0), group_offset(p, &p->out[0], g), x);
     put_group_value(j, 1, g, mean);
     put_group_value(j, 2, g, inv);
+    if (p->running)
+        running_update(j, p->running, g, mean, var);
 }
 
 static void bn_running_group(const nt_job_t *j, int64_t g, float *x)
@@ -459,11 +499,9 @@ static void bn_running_group(const nt_job_t *j, int64_t g, float *x)
     const nt_node_t *p = j->p;
     int64_t n = p->split.count;
     gather(p, &p->in[0], in_ptr(j, 0), group_offset(p, &p->in[0], g), x);
-    double mean, var, m = p->momentum;
+    double mean, var;
     mean_var(x, n, &mean, &var);
-    double unbiased = var * (double)n / (double)(n - 1);
-    put_group_value(j, 0, g, (1 - m) * group_value(j, 1, g) + m * mean);
-    put_group_value(j, 1, g, (1 - m) * group_value(j, 2, g) + m * unbiased);
+    running_update(j, p, g, mean, var);
 }
 
 /* Batch-norm backward: scale is one value per group, so mean(g) and
@@ -714,12 +752,11 @@ static void channels_last_node(const nt_job_t *j, void *workspace)
     for (int64_t i = 0; i < c; i++) {
         double var = sums[i] / n;
         if (p->op == CDNN_OP_BATCHNORM_RUNNING_STATS) {
-            double m = p->momentum;
-            put_group_value(j, 0, i, (1 - m) * group_value(j, 1, i) + m * c0[i]);
-            put_group_value(j, 1, i,
-                            (1 - m) * group_value(j, 2, i) + m * var * n / (n - 1));
+            running_update(j, p, i, c0[i], var);
             continue;
         }
+        if (p->running)
+            running_update(j, p->running, i, c0[i], var);
         double inv = 1.0 / sqrt(var + p->epsilon);
         c1[i] = group_value(j, 1, i) * inv;
         c2[i] = group_value(j, 2, i);
@@ -746,6 +783,8 @@ static cdnn_status_t nt_execute(void *context, const cdnn_exec_args_t *args)
     }
     for (int32_t i = 0; i < ctx->node_count; i++) {
         const nt_node_t *p = &ctx->nodes[i];
+        if (p->skip)
+            continue;
         nt_job_t j = {ctx, p, ptrs, cpu_ws_at(args->workspace, ctx->buffers), NULL, NULL};
         if (row_params(p->op)) {
             float *scale = cpu_ws_at(args->workspace, ctx->scale_row);

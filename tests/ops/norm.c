@@ -241,6 +241,31 @@ static void bn_train_case(const norm_shape_t *s, cdnn_data_type_t type, h_layout
     h_run(&c);
 }
 
+/* The running statistics alone (cpu:norm_train does them inside the
+ * forward's walk when both are in the graph). */
+static void bn_running_case(const norm_shape_t *s, cdnn_data_type_t type,
+                            h_layout_t layout, h_values_t *packed)
+{
+    int64_t p[5] = {1, s->x[1], 1, 1, 1};
+    cdnn_data_type_t pt = param_type(type);
+    char text[64];
+    h_case_t c;
+    h_begin(&c, H_ACCUMULATE, "batchnorm_running_stats %s %s x %s",
+            cdnn_data_type_name(type), h_layout_name(layout),
+            dims_text(s, text, sizeof text));
+    norm_keep(&c, layout, packed);
+    h_input(&c, T_X, type, s->rank, s->x, layout, H_WIDE);
+    h_input(&c, T_RM, pt, s->rank, p, layout, H_UNIFORM);
+    h_input(&c, T_RV, pt, s->rank, p, layout, H_POSITIVE);
+    h_output(&c, T_OUT3, pt, s->rank, p, layout);
+    h_output(&c, T_OUT4, pt, s->rank, p, layout);
+    h_call(&c, cdnn_graph_batchnorm_running_stats(c.graph, "run", 0.25, T_X, T_RM, T_RV,
+                                                  T_OUT3, T_OUT4),
+           "cdnn_graph_batchnorm_running_stats");
+    expect_fast(&c, type);
+    h_run(&c);
+}
+
 typedef enum bwd_kind { BWD_BN, BWD_LN, BWD_RMS } bwd_kind_t;
 
 /* with_params: dscale and dbias (RMS-norm: dscale only) are outputs. */
@@ -298,6 +323,10 @@ void test_norm_train(void **state)
             for (size_t l = 0; l < NORM_LAYOUT_COUNT; l++)
                 bn_train_case(sh, ty, norm_layouts[l], &packed);
             h_values_free(&packed);
+            h_values_t alone = {0};
+            for (size_t l = 0; l < NORM_LAYOUT_COUNT; l++)
+                bn_running_case(sh, ty, norm_layouts[l], &alone);
+            h_values_free(&alone);
             for (int kind = BWD_BN; kind <= BWD_RMS; kind++) {
                 for (int with_params = 0; with_params < 2; with_params++) {
                     h_values_t kept = {0};
