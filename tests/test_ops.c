@@ -41,6 +41,7 @@ int main(void)
         cmocka_unit_test(test_layernorm),
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_norm_train),
+        cmocka_unit_test(test_norm_train_plan_round_trip),
         cmocka_unit_test(test_sdpa_fwd),
         cmocka_unit_test(test_sdpa_bwd),
         cmocka_unit_test(test_index_argmax),

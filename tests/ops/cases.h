@@ -24,6 +24,7 @@ void test_batchnorm_inference(void **state);
 void test_layernorm(void **state);
 void test_rmsnorm(void **state);
 void test_norm_train(void **state);
+void test_norm_train_plan_round_trip(void **state);
 void test_sdpa_fwd(void **state);
 void test_sdpa_bwd(void **state);
 void test_index_argmax(void **state);
