@@ -247,7 +247,8 @@ class Layer:
         code = self.code if array.dtype == self.dtype else oracle.I64
         uid = self.g.input(array, code)
         self.shapes[uid] = tuple(array.shape)
-        self.codes[uid] = code
+        if code != self.code:
+            self.codes[uid] = code
         return uid
 
     def indices(self, shape, out):
@@ -264,16 +265,16 @@ class Layer:
         if out:
             uid = self.g.output(array=self.alloc(shape), type_code=self.code)
             self.outputs[out] = uid
-        else:
+        else:  # declared with the strides alloc would give it
             uid = self.g.next_uid
             self.g.next_uid += 1
             self.shapes[uid] = shape
-            self.declare(self.g, uid, self.alloc(shape, nan=False))
+            self.declare(self.g, uid, self.alloc(shape))
             self.api.call("cdnn_graph_tensor_set_virtual", self.g.ptr, uid)
         self.shapes[uid] = shape
         return uid
 
-    def alloc(self, shape, nan=True):
+    def alloc(self, shape):
         """A NaN array of `shape`; with channels_last a rank-4 one is NCHW
         indexed over NHWC memory (as its virtual tensors are laid out)."""
         if self.channels_last and len(shape) == 4:
