@@ -36,6 +36,7 @@ extern const cpu_engine_t cpu_softmax_engine;
 extern const cpu_engine_t cpu_copy_engine;
 extern const cpu_engine_t cpu_index_engine;
 extern const cpu_engine_t cpu_pool_engine;
+extern const cpu_engine_t cpu_resize_engine;
 extern const cpu_engine_t cpu_norm_train_engine;
 
 /** A deep copy of a graph view that an engine context can keep. */

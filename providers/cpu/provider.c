@@ -41,6 +41,8 @@ static const sdk_engine_t cpu_engines[] = {
      &cpu_index_engine},
     {"cpu:pool", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
      &cpu_pool_engine},
+    {"cpu:resize", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
+     &cpu_resize_engine},
     {"cpu:norm_train", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
      &cpu_norm_train_engine},
     {"cpu:reference", 0, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 0, NULL,

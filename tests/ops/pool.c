@@ -6,8 +6,9 @@
  * inputs make ties, so the first-maximum rule of the indices is compared
  * too.  The backward (max recomputing its argmax on coarse x, so with
  * ties; average both ways) over the same geometries.  cpu:pool must claim
- * every f32 case; resize (no fast engine) runs on cpu:reference alone,
- * which checks it gives one result in every layout.
+ * every f32 case.  Resize (linear both coordinate modes, PyTorch's and
+ * ONNX's nearest) over ranks 3 to 5, up, down and mixed, N and C too:
+ * cpu:resize must claim every f32 case.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -144,8 +145,50 @@ static void pl_bwd_case(const pl_shape_t *s, cdnn_data_type_t type, h_layout_t l
     h_run(&c);
 }
 
-/* Backward against cpu:reference (cpu:pool on f32), and resize on
- * cpu:reference alone: the same logical results in every layout. */
+typedef struct rs_shape {
+    int32_t rank;
+    int64_t x[5], y[5];
+} rs_shape_t;
+
+static const rs_shape_t rs_shapes[] = {
+    {4, {2, 3, 5, 7}, {2, 3, 11, 4}},
+    {4, {1, 4, 8, 8}, {1, 4, 16, 16}},
+    {3, {2, 3, 13}, {2, 3, 5}},
+    {5, {1, 2, 3, 4, 5}, {1, 2, 6, 3, 9}},
+    {4, {3, 2, 4, 4}, {2, 5, 4, 7}}, /* N and C resampled too */
+};
+
+#define RS_SHAPE_COUNT (sizeof rs_shapes / sizeof rs_shapes[0])
+
+/* mode 0: linear, half-pixel; 1: linear, align-corners; 2: nearest,
+ * asymmetric, floor (PyTorch's nearest); 3: nearest, half-pixel, round
+ * prefer floor (ONNX's default). */
+static void rs_case(const rs_shape_t *s, cdnn_data_type_t type, h_layout_t layout,
+                    int mode, h_values_t *packed)
+{
+    static const cdnn_resize_attr_t attrs[4] = {
+        {CDNN_RESIZE_LINEAR, CDNN_RESIZE_HALF_PIXEL, 0},
+        {CDNN_RESIZE_LINEAR, CDNN_RESIZE_ALIGN_CORNERS, 0},
+        {CDNN_RESIZE_NEAREST, CDNN_RESIZE_ASYMMETRIC, CDNN_RESIZE_FLOOR},
+        {CDNN_RESIZE_NEAREST, CDNN_RESIZE_HALF_PIXEL, CDNN_RESIZE_ROUND_PREFER_FLOOR}};
+    h_case_t c;
+    h_begin(&c, mode < 2 ? H_ACCUMULATE : H_ELEMENTWISE, "resize mode %d rank %d %s %s",
+            mode, (int)s->rank, cdnn_data_type_name(type), h_layout_name(layout));
+    if (layout == H_PACKED)
+        c.keep = packed;
+    else
+        c.against = packed;
+    h_input(&c, PL_X, type, s->rank, s->x, layout, H_WIDE);
+    h_output(&c, PL_Y, type, s->rank, s->y, layout);
+    h_call(&c, cdnn_graph_resize(c.graph, "resize", &attrs[mode], PL_X, PL_Y),
+           "cdnn_graph_resize");
+    if (type == CDNN_DATA_TYPE_F32)
+        h_expect(&c, "cpu:resize");
+    h_run(&c);
+}
+
+/* Backward (cpu:pool on f32) and resize (cpu:resize on f32) against
+ * cpu:reference, and the same logical results in every layout. */
 void test_pooling_bwd_resize(void **state)
 {
     (void)state;
@@ -159,26 +202,13 @@ void test_pooling_bwd_resize(void **state)
                                 &packed);
                 h_values_free(&packed);
             }
-    for (int mode = 0; mode < 2; mode++) {
-        h_values_t packed = {0};
-        for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
-            h_case_t c;
-            h_begin(&c, H_ACCUMULATE, "resize mode %d %s", mode,
-                    h_layout_name(layouts[l]));
-            if (l == 0)
-                c.keep = &packed;
-            else
-                c.against = &packed;
-            cdnn_resize_attr_t a = {mode, CDNN_RESIZE_HALF_PIXEL,
-                                    CDNN_RESIZE_ROUND_PREFER_FLOOR};
-            int64_t x[4] = {2, 3, 5, 7}, y[4] = {2, 3, 11, 4};
-            h_input(&c, PL_X, CDNN_DATA_TYPE_F32, 4, x, layouts[l], H_WIDE);
-            h_output(&c, PL_Y, CDNN_DATA_TYPE_F32, 4, y, layouts[l]);
-            h_call(&c, cdnn_graph_resize(c.graph, "resize", &a, PL_X, PL_Y),
-                   "cdnn_graph_resize");
-            h_run(&c);
-        }
-        h_values_free(&packed);
-    }
+    for (size_t s = 0; s < RS_SHAPE_COUNT; s++)
+        for (int t = 0; t < ops_float_type_count; t++)
+            for (int mode = 0; mode < 4; mode++) {
+                h_values_t packed = {0};
+                for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++)
+                    rs_case(&rs_shapes[s], ops_float_types[t], layouts[l], mode, &packed);
+                h_values_free(&packed);
+            }
     h_done();
 }

@@ -3,12 +3,12 @@
 engine) against PyTorch.
 
 Usage:
-    /usr/bin/python3 tests/oracle/test_pool_resize_torch.py build/lib/libcdnn.so [ENGINE]
+    /usr/bin/python3 tests/oracle/test_pool_resize_torch.py build/lib/libcdnn.so [ENGINE [RESIZE_ENGINE]]
 
 ENGINE (default cpu:reference) is the engine the pooling forward and
-backward graphs are pinned to where it takes their type (cpu:pool: f32);
-the others and the resize graphs run on cpu:reference (no fast engine
-resizes).  The oracles are PyTorch's
+backward graphs are pinned to, RESIZE_ENGINE (default cpu:reference) the
+resize graphs' engine, where they take the graph's type (cpu:pool and
+cpu:resize: f32); the others run on cpu:reference.  The oracles are PyTorch's
 torch.nn.functional max_pool1d/2d/3d (with return_indices), avg_pool1d/2d/
 3d (count_include_pad both ways, ceil mode), their gradients by autograd,
 and interpolate (nearest, nearest-exact, linear/bilinear/trilinear with and
@@ -59,6 +59,7 @@ HALF_PIXEL, ALIGN_CORNERS, ASYMMETRIC = 0, 1, 2
 PREFER_FLOOR, PREFER_CEIL, FLOOR, CEIL = 0, 1, 2, 3
 NONE = oracle.UID_NONE
 ENGINE = b"cpu:reference"
+RESIZE_ENGINE = b"cpu:reference"
 RNG = np.random.default_rng(20261203)
 TOL = {"f64": 1e-13, "f32": 1e-6, "f16": 1e-3, "bf16": 8e-3}
 EXECUTION_FAILED = 8
@@ -317,7 +318,7 @@ def run_resize(name, x, code, out_shape, mode, coord, rounding, want, tol=None,
     y = np.zeros(out_shape, x.dtype)
     yu = g.output(array=y, type_code=code)
     g.op("resize", ctypes.byref(attr), xu, yu)
-    g.build(b"cpu:reference")
+    g.build(RESIZE_ENGINE if code == oracle.F32 else b"cpu:reference")
     g.execute()
     if tol is None:
         oracle.report_exact(name, g.result(yu), want)
@@ -369,11 +370,13 @@ api_ = None
 
 
 def main():
-    global api_, ENGINE
-    if len(sys.argv) not in (2, 3):
-        sys.exit(f"usage: {sys.argv[0]} path/to/libcdnn.so [ENGINE]")
-    if len(sys.argv) == 3:
+    global api_, ENGINE, RESIZE_ENGINE
+    if len(sys.argv) not in (2, 3, 4):
+        sys.exit(f"usage: {sys.argv[0]} path/to/libcdnn.so [ENGINE [RESIZE_ENGINE]]")
+    if len(sys.argv) >= 3:
         ENGINE = sys.argv[2].encode()
+    if len(sys.argv) == 4:
+        RESIZE_ENGINE = sys.argv[3].encode()
     api_ = oracle.Cdnn(sys.argv[1])
     for case in (case_pooling, case_pooling_more, case_resize):
         try:
