@@ -729,7 +729,48 @@ static void gather_units(void *arg, int64_t begin, int64_t end)
     }
 }
 
-/* Units are rows of y's last dim; y[j] = x[j with j[axis] = indices[j]]. */
+/* x's element offsets of count elements of a gather-elements row: from
+ * the row's base, index i (read with stride si bytes, i32 or i64) at the
+ * axis' stride sa, plus e times sl off the axis (0 when the row runs along
+ * the axis).  The index type is decided once per call, not per element. */
+static void element_offsets(cdnn_data_type_t type, const char *idx, int64_t si,
+                            int64_t count, int64_t n, int64_t sa, int64_t sl,
+                            int64_t base, int64_t e0, int64_t *out)
+{
+    if (type == CDNN_DATA_TYPE_I32) {
+        for (int64_t e = 0; e < count; e++) {
+            int32_t i;
+            memcpy(&i, idx + e * si, sizeof i);
+            out[e] = base + (i < 0 ? i + n : i) * sa + (e0 + e) * sl;
+        }
+        return;
+    }
+    for (int64_t e = 0; e < count; e++) {
+        int64_t i;
+        memcpy(&i, idx + e * si, sizeof i);
+        out[e] = base + (i < 0 ? i + n : i) * sa + (e0 + e) * sl;
+    }
+}
+
+/* dst[e * sd] = src[offsets[e]] (elements of size bytes). */
+#define COPY_BY_OFFSETS(T)                                                      \
+    for (int64_t e = 0; e < count; e++)                                         \
+        ((T *)dst)[e * sd] = ((const T *)src)[offsets[e]]
+static void copy_by_offsets(size_t size, const char *src, char *dst, int64_t sd,
+                            const int64_t *offsets, int64_t count)
+{
+    switch (size) {
+    case 1: COPY_BY_OFFSETS(uint8_t); break;
+    case 2: COPY_BY_OFFSETS(uint16_t); break;
+    case 4: COPY_BY_OFFSETS(uint32_t); break;
+    default: COPY_BY_OFFSETS(uint64_t); break;
+    }
+}
+
+#define GATHER_CHUNK 256
+
+/* Units are rows of y's last dim; y[j] = x[j with j[axis] = indices[j]],
+ * a chunk of a row at a time: its x offsets, then the copies. */
 static void gather_elements_rows(void *arg, int64_t begin, int64_t end)
 {
     const index_job_t *job = arg;
@@ -738,6 +779,8 @@ static void gather_elements_rows(void *arg, int64_t begin, int64_t end)
     int32_t axis = ctx->axis, last = y->rank - 1;
     int64_t n = x->dims[axis], len = y->dims[last];
     size_t elem = cdnn_data_type_size(x->type), i_elem = cdnn_data_type_size(ix->type);
+    int64_t sl = axis != last ? x->strides[last] : 0;
+    int64_t offsets[GATHER_CHUNK];
     for (int64_t r = begin; r < end; r++) {
         /* the row's coordinate in every dim but the last */
         int64_t x_off = 0, y_off = 0, i_off = 0, rest = r;
@@ -749,14 +792,15 @@ static void gather_elements_rows(void *arg, int64_t begin, int64_t end)
             y_off += c * y->strides[d];
             i_off += c * ix->strides[d];
         }
-        for (int64_t e = 0; e < len; e++) {
-            int64_t i = load_index(ix->type, job->in2 +
-                                   (i_off + e * ix->strides[last]) * (int64_t)i_elem);
-            int64_t xo = x_off + (i < 0 ? i + n : i) * x->strides[axis];
-            if (axis != last)
-                xo += e * x->strides[last];
-            copy_elem(job->out1 + (y_off + e * y->strides[last]) * (int64_t)elem,
-                      job->x + xo * (int64_t)elem, elem);
+        for (int64_t e0 = 0; e0 < len; e0 += GATHER_CHUNK) {
+            int64_t count = len - e0 < GATHER_CHUNK ? len - e0 : GATHER_CHUNK;
+            element_offsets(ix->type,
+                            job->in2 + (i_off + e0 * ix->strides[last]) * (int64_t)i_elem,
+                            ix->strides[last] * (int64_t)i_elem, count, n,
+                            x->strides[axis], sl, x_off, e0, offsets);
+            copy_by_offsets(elem, job->x,
+                            job->out1 + (y_off + e0 * y->strides[last]) * (int64_t)elem,
+                            y->strides[last], offsets, count);
         }
     }
 }
