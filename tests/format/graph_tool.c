@@ -245,6 +245,27 @@ static void every_op(cdnn_graph_t *g)
     cdnn_graph_gather_elements(g, "gather_elements", -2, 1, 2, 3);
     cdnn_topk_attr_t t = {1, 0, 7};
     cdnn_graph_topk(g, "topk", &t, 1, 2, 3);
+    cdnn_pooling_attr_t p;
+    cdnn_pooling_attr_init(&p, CDNN_POOLING_MAX, 3);
+    for (int i = 0; i < 3; i++) {
+        p.window[i] = 2 + i;
+        p.stride[i] = 3 - i;
+        p.dilation[i] = 1 + i;
+        p.pre_padding[i] = i;
+        p.post_padding[i] = 2 - i;
+    }
+    p.ceil_mode = 1;
+    cdnn_graph_pooling_fwd(g, "max_pool", &p, 1, 2, 3);
+    cdnn_graph_pooling_bwd(g, "max_pool_bwd", &p, 2, 1, 3, 4);
+    cdnn_pooling_attr_init(&p, CDNN_POOLING_AVG, 2);
+    p.window[0] = 3;
+    p.count_include_pad = 1;
+    cdnn_graph_pooling_fwd(g, "avg_pool", &p, 1, 2, CDNN_UID_NONE);
+    for (int k = 0; k < CDNN_RESIZE_COORDINATE_COUNT; k++)
+        for (int r = 0; r < CDNN_RESIZE_NEAREST_COUNT; r++) {
+            cdnn_resize_attr_t z = {(k + r) % CDNN_RESIZE_MODE_COUNT, k, r};
+            cdnn_graph_resize(g, NULL, &z, 1, 2);
+        }
 }
 
 static int every_enum(const char *out)
