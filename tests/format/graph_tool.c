@@ -266,6 +266,12 @@ static void every_op(cdnn_graph_t *g)
             cdnn_resize_attr_t z = {(k + r) % CDNN_RESIZE_MODE_COUNT, k, r};
             cdnn_graph_resize(g, NULL, &z, 1, 2);
         }
+    cdnn_graph_batchnorm_train(g, "bn_train", 1e-3, 1, 2, 3, 4, 5, 6);
+    cdnn_graph_batchnorm_running_stats(g, "bn_running", 0.25, 1, 2, 3, 4, 5);
+    cdnn_graph_batchnorm_running_stats(g, NULL, 0.1, 1, 2, 3, 4, 5); /* default */
+    cdnn_graph_batchnorm_bwd(g, "bn_bwd", 1, 2, 3, 4, 5, 6, 7, 8);
+    cdnn_graph_layernorm_bwd(g, "ln_bwd", 1, 2, 3, 4, 5, 6, CDNN_UID_NONE, 8);
+    cdnn_graph_rmsnorm_bwd(g, "rms_bwd", 1, 2, 3, 4, 5, 6, 7);
 }
 
 static int every_enum(const char *out)
