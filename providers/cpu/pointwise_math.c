@@ -214,12 +214,23 @@ static inline float remainder_value(float a, float b)
     return r != 0 ? r : copysignf(0.0f, b);
 }
 
+/* Round half to even without a call (nearbyintf is one on baseline
+ * x86-64, which lacks SSE4.1's roundps): below 2^23, |x| + 2^23 lies where
+ * a float's ulp is 1, so the add rounds |x| to an integer, halves to even;
+ * from 2^23 on (and for inf, NaN) x is already one.  The sign goes back on
+ * after, so -0.4 gives -0, as np.round. */
+static inline float round_half_even(float x)
+{
+    float m = fabsf(x);
+    return m < 0x1p23f ? copysignf((m + 0x1p23f) - 0x1p23f, x) : x;
+}
+
 /* The modes format 1.3 added (cdnn.h). */
 static void newer_block(const pw_fn_t *fn, int64_t n, const float *restrict a,
                         const float *restrict b, float *restrict y)
 {
     switch (fn->mode) {
-    case CDNN_PW_ROUND: PW_LOOP(nearbyintf(a[i])); break; /* halves to even */
+    case CDNN_PW_ROUND: PW_LOOP(round_half_even(a[i])); break;
     case CDNN_PW_FMOD: PW_LOOP(fmodf(a[i], b[i])); break;
     case CDNN_PW_REMAINDER: PW_LOOP(remainder_value(a[i], b[i])); break;
     case CDNN_PW_ASIN: PW_LOOP(asinf(a[i])); break;
