@@ -39,7 +39,8 @@ q, k, v and o, ...), and the backward graphs read those.  Every graph is
 built the way a user builds it (no engine pinned), executed, then its plan
 is saved, loaded on a fresh handle and executed again on fresh output
 buffers: the outputs must be byte-identical and the loaded plan must
-re-save to the same bytes; and the graph goes through its JSON form, is
+re-save to the same bytes; the same through a graph-and-plan container
+(cdnn_graph_load); and the graph goes through its JSON form, is
 built again on the fresh handle and gives the same bytes.  Then every
 network runs again node by node ("per-op"): each node its own graph,
 every intermediate in memory, as a framework that does not fuse would run
@@ -81,7 +82,7 @@ import test_reference_numpy as oracle  # noqa: E402  (the ctypes binding)
 
 P = oracle.P
 UID_NONE = oracle.UID_NONE
-SAVE_PLAN = 2
+SAVE_PLAN, SAVE_GRAPH_AND_PLAN = 2, 3
 LIBC = ctypes.CDLL(None)
 LIBC.free.argtypes = [P]
 
@@ -90,6 +91,7 @@ oracle.STATUS_FUNCTIONS.update({
     "cdnn_graph_save": [P, ctypes.c_int, P, ctypes.c_size_t,
                         ctypes.POINTER(ctypes.c_size_t)],
     "cdnn_plan_load": [ctypes.POINTER(P), P, P, ctypes.c_size_t],
+    "cdnn_graph_load": [ctypes.POINTER(P), P, P, ctypes.c_size_t],
     "cdnn_graph_to_json": [P, ctypes.POINTER(P)],
     "cdnn_graph_engine": [P, ctypes.POINTER(ctypes.c_uint64),
                           ctypes.POINTER(ctypes.c_char_p)],
@@ -582,6 +584,28 @@ class Layer:
         else:
             fail(name, f"outputs identical: {same}, re-save identical: "
                        f"{resaved}")
+        self.replay_container(handle, plan_bytes)
+
+    def replay_container(self, handle, plan_bytes):
+        """The graph-and-plan container, loaded with cdnn_graph_load on
+        `handle` (graph and plan at once): the same outputs, and its plan
+        saves to the plan's own bytes."""
+        api, name = self.api, f"{self.name}: container reloaded"
+        blob = save(api, self.g.ptr, SAVE_GRAPH_AND_PLAN)
+        graph = P()
+        api.call("cdnn_graph_load", ctypes.byref(graph), handle, blob,
+                 len(blob))
+        try:
+            same = self.execute_fresh(graph, handle)
+            plan_part = save_plan(api, graph) == plan_bytes
+        finally:
+            api.lib.cdnn_graph_destroy(graph)
+        if same and plan_part:
+            print(f"{name:60s} {len(blob)} bytes, outputs byte-identical, "
+                  f"plan part identical  PASS")
+        else:
+            fail(name, f"outputs identical: {same}, plan part identical: "
+                       f"{plan_part}")
 
     def rebuild_from_json(self, handle):
         """The graph through its JSON form, built again on `handle` with
@@ -614,12 +638,16 @@ class Layer:
             fail(name, "outputs differ from the first build's")
 
 
-def save_plan(api, graph):
+def save(api, graph, form):
     size = ctypes.c_size_t()
-    api.call("cdnn_graph_save", graph, SAVE_PLAN, None, 0, ctypes.byref(size))
+    api.call("cdnn_graph_save", graph, form, None, 0, ctypes.byref(size))
     buf = ctypes.create_string_buffer(size.value)
-    api.call("cdnn_graph_save", graph, SAVE_PLAN, buf, size, ctypes.byref(size))
+    api.call("cdnn_graph_save", graph, form, buf, size, ctypes.byref(size))
     return buf.raw[:size.value]
+
+
+def save_plan(api, graph):
+    return save(api, graph, SAVE_PLAN)
 
 
 def engine_name(api, graph):
