@@ -3,7 +3,11 @@
 PyTorch's CPU kernels (float32, same thread count as torch's default).
 
 Usage:
-    /usr/bin/python3 bench/cpu/bench_norm_train.py build/lib/libcdnn.so
+    /usr/bin/python3 bench/cpu/bench_norm_train.py build/lib/libcdnn.so [torch_threads]
+
+cpu:norm_train splits its groups over the device's threads (the
+cpu.threads.count knob, default all); torch uses torch_threads (default its
+own, printed), so give it the machine's core count for a like-for-like run.
 
 Each case is one graph built through the public API (the ctypes binding of
 tests/oracle/test_reference_numpy.py), pinned to each engine, executed once
@@ -139,8 +143,10 @@ def case(name, pair, runs=5):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(f"usage: {sys.argv[0]} path/to/libcdnn.so")
+    if len(sys.argv) not in (2, 3):
+        sys.exit(f"usage: {sys.argv[0]} path/to/libcdnn.so [torch_threads]")
+    if len(sys.argv) == 3:
+        torch.set_num_threads(int(sys.argv[2]))
     nt.g_api = oracle.Cdnn(sys.argv[1])
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     case("bn_train+running 16x64x56x56 NCHW", bn_train((16, 64, 56, 56), False))
