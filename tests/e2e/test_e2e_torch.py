@@ -1026,10 +1026,11 @@ def prenorm_bwd(L, norm, p, f, dy, x_name, i):
     return norm_bwd(L, dy, x, mean, rstd, gamma, (2,), (1,), names)
 
 
-def transformer_cdnn(api, runner, p, prec, attention, norm):
-    """The block as four graphs; attention "sdpa" (sdpa_fwd, sdpa_bwd) or
-    "explicit" (matmul, softmax, matmul and their backward); layer-norm's
-    backward by op ("op") or "composed"."""
+def transformer_fwd(api, runner, p, prec, attention, norm):
+    """The block's forward as two graphs; attention "sdpa" (sdpa_fwd,
+    sdpa_bwd) or "explicit" (matmul, softmax, matmul and their backward);
+    the pre-norms layer-norm with its backward by op ("op") or "composed",
+    or RMS-norm ("rms")."""
     tag = (f"transformer({attention},{norm} norm) {prec.name}"
            f" {runner.label}")
     # Forward 1: ln1 -> qkv -> heads -> attention -> proj -> + x.
@@ -1060,7 +1061,15 @@ def transformer_cdnn(api, runner, p, prec, attention, norm):
     mlp = L2.pw("add", L2.matmul(m, L2.input(p["w2"])), L2.input(p["b2"]))
     L2.pw("add", mlp, h1, out="y")
     f2 = run_layers([L2], runner)
+    return {**f1, **f2}
 
+
+def transformer_bwd(api, runner, p, f, prec, attention, norm):
+    """The block's backward as two graphs, from the forward's saved
+    tensors f and the gradient p["dy"] of its output."""
+    tag = (f"transformer({attention},{norm} norm) {prec.name}"
+           f" {runner.label}")
+    f1 = f2 = f
     # Backward 2: MLP and ln2, + the residual's gradient.
     L3 = Layer(api, f"{tag} bwd mlp(gelu)+ln2+add", prec)
     dy = L3.input(p["dy"])
@@ -1094,13 +1103,18 @@ def transformer_cdnn(api, runner, p, prec, attention, norm):
     dln1 = prenorm_bwd(L4, norm, {**p, **f1}, f1, dxn1, "x", 1)
     L4.pw("add", dln1, dh1, out="dx")
     b1 = run_layers([L4], runner)
-    return {**f1, **f2, **b2, **b1}
+    return {**b2, **b1}
 
 
-def transformer_torch(p, prec, norm):
-    t = {k: torch.tensor(prec.value(v), requires_grad=True)
-         for k, v in p.items() if k != "dy"}
+def transformer_cdnn(api, runner, p, prec, attention, norm):
+    """The block forward and backward: four graphs."""
+    f = transformer_fwd(api, runner, p, prec, attention, norm)
+    return {**f, **transformer_bwd(api, runner, p, f, prec, attention, norm)}
 
+
+def block_torch(t, x, norm):
+    """The transformer block in PyTorch on tensors t (weights) and x;
+    returns its output and the intermediates the test compares."""
     def ln(v, g, b):
         if norm == "rms":  # x / sqrt(mean(x^2) + eps) * gamma, no bias
             rms = torch.rsqrt((v * v).mean(-1, keepdim=True) + LN_EPS)
@@ -1110,7 +1124,6 @@ def transformer_torch(p, prec, norm):
 
     def heads(v):
         return v.reshape(B, S, HEADS, DH).transpose(1, 2)
-    x = t["x"]
     qkv = ln(x, "ln1_g", "ln1_b") @ t["wqkv"] + t["bqkv"]
     q, k, v = (heads(part) for part in qkv.split(D, dim=-1))
     scores = q @ k.transpose(-1, -2) / math.sqrt(DH)
@@ -1120,11 +1133,26 @@ def transformer_torch(p, prec, norm):
     h1 = x + attn @ t["wo"] + t["bo"]
     u = ln(h1, "ln2_g", "ln2_b") @ t["w1"] + t["b1"]
     y = h1 + F.gelu(u) @ t["w2"] + t["b2"]
+    return y, {"attn": attn, "h1": h1, "u": u, "y": y}
+
+
+def leaves(p, prec, skip=()):
+    """p's float arrays as float64 leaf tensors that keep their grads."""
+    return {k: torch.tensor(prec.value(v), requires_grad=True)
+            for k, v in p.items() if k not in skip and v.dtype != np.int64}
+
+
+def grads(t):
+    return {"d" + k: v.grad.numpy() for k, v in t.items()
+            if v.grad is not None}
+
+
+def transformer_torch(p, prec, norm):
+    t = leaves(p, prec, skip=("dy",))
+    y, seen = block_torch(t, t["x"], norm)
     y.backward(torch.tensor(prec.value(p["dy"])))
-    out = {"attn": attn, "h1": h1, "u": u, "y": y}
-    out = {k: v.detach().numpy() for k, v in out.items()}
-    out.update({"d" + k: t[k].grad.numpy() for k in t
-                if t[k].grad is not None})
+    out = {k: v.detach().numpy() for k, v in seen.items()}
+    out.update(grads(t))
     return out
 
 
