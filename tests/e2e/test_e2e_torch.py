@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Two small real networks, end to end, each layer group one cdnn graph,
+"""Small real networks, end to end, each layer group one cdnn graph,
 forward and backward, against PyTorch's autograd on the same weights.
 
 Usage:
@@ -31,6 +31,13 @@ The networks:
   variants on the dedicated norm ops keep their biases 1-D, as nn.Linear
   does: the bias adds broadcast by rank (NumPy's rule) and each bias
   gradient is a reduction then a reshape node.
+
+  A tiny language model around that block (one training step): token
+  embedding by gather, the block, an LM head, and the mean cross-entropy
+  by log_softmax and gather_elements; its backward is (softmax - one-hot)
+  / T from the saved log-probabilities and a cmp_eq one-hot, and the
+  embedding's gradient a one-hot matmul (the scatter-add of dx into the
+  table's rows); compared with F.embedding and F.cross_entropy.
 
 Each network runs as four cdnn graphs, two forward layer groups and two
 backward ones, as a framework would lower it: the forward graphs also write
@@ -95,6 +102,10 @@ oracle.STATUS_FUNCTIONS.update({
     "cdnn_graph_to_json": [P, ctypes.POINTER(P)],
     "cdnn_graph_engine": [P, ctypes.POINTER(ctypes.c_uint64),
                           ctypes.POINTER(ctypes.c_char_p)],
+    "cdnn_graph_gather": [P, ctypes.c_char_p, ctypes.c_int32]
+    + [ctypes.c_int64] * 3,
+    "cdnn_graph_gather_elements": [P, ctypes.c_char_p, ctypes.c_int32]
+    + [ctypes.c_int64] * 3,
     "cdnn_graph_sdpa_bwd": [P, ctypes.c_char_p,
                             ctypes.POINTER(oracle.SdpaAttr)]
     + [ctypes.c_int64] * 8,
@@ -435,6 +446,24 @@ class Layer:
         self.op("pooling_bwd", (ctypes.byref(attr), dy, x, indices, dx),
                 [dy, x, indices], [dx])
         return dx
+
+    def gather(self, x, indices, out=None):
+        """np.take(x, indices, axis=0) (cdnn_graph_gather)."""
+        y = self.new(self.shapes[indices] + self.shapes[x][1:], out)
+        self.op("gather", (0, x, indices, y), [x, indices], [y])
+        return y
+
+    def gather_elements(self, x, indices, out=None):
+        """torch.gather(x, -1, indices) (cdnn_graph_gather_elements)."""
+        y = self.new(self.shapes[indices], out)
+        self.op("gather_elements", (-1, x, indices, y), [x, indices], [y])
+        return y
+
+    def log_softmax(self, x, out=None):
+        """Log-softmax along the last dim."""
+        y = self.new(self.shapes[x], out)
+        self.op("log_softmax", (-1, x, y), [x], [y])
+        return y
 
     def reshape(self, x, shape, out=None):
         y = self.new(shape, out)
@@ -1171,6 +1200,97 @@ def check_transformer(api, runner, prec, attention, norm):
         report(f"{tag} {name}", prec.value(got[name]), want[name], tol)
 
 
+# ---------------------------------------------------------------------------
+# A tiny language model: embedding, the block, LM head, cross-entropy
+# ---------------------------------------------------------------------------
+
+VOCAB = 11
+
+
+def lm_params(prec):
+    """The block's parameters (1-D biases) plus an embedding table, an LM
+    head, i64 input tokens [1, T] and i64 targets [1, T, 1]."""
+    p = transformer_params(prec, bias_rank1=True)
+    del p["x"], p["dy"]
+    rng = np.random.default_rng(1214)
+    p["emb"] = prec.store(rng.standard_normal((VOCAB, D)))
+    p["wv"] = prec.store(rng.standard_normal((1, D, VOCAB)) * D ** -0.5)
+    p["tokens"] = rng.integers(0, VOCAB, (1, T)).astype(np.int64)
+    p["targets"] = rng.integers(0, VOCAB, (1, T, 1)).astype(np.int64)
+    return p
+
+
+def one_hot(L, indices):
+    """[1, T, VOCAB] of 1 where the vocabulary index equals indices
+    [1, T, 1] (cmp_eq against an i64 0 .. VOCAB-1 input, broadcast)."""
+    iota = L.input(np.arange(VOCAB, dtype=np.int64).reshape(1, 1, VOCAB))
+    return L.pw("cmp_eq", iota, L.input(indices))
+
+
+def lm_cdnn(api, runner, p, prec):
+    """One training step's gradients as eight graphs: embedding (gather),
+    the block's two forward groups, head + loss (matmul, log_softmax,
+    gather_elements, mean), head + loss backward ((softmax - one-hot) / T:
+    exp of the saved log-probabilities, a cmp_eq one-hot, matmuls), the
+    block's two backward groups, and the embedding's backward (a one-hot
+    matmul: the scatter-add of dx into the table's rows)."""
+    tag = f"lm(sdpa,op norm) {prec.name} {runner.label}"
+    L0 = Layer(api, f"{tag} fwd embedding(gather)", prec)
+    L0.gather(L0.input(p["emb"]), L0.input(p["tokens"]), out="x")
+    f = run_layers([L0], runner)
+    f.update(transformer_fwd(api, runner, {**p, "x": f["x"]}, prec, "sdpa",
+                             "op"))
+
+    L5 = Layer(api, f"{tag} fwd head+log_softmax+nll", prec)
+    logits = L5.matmul(L5.input(f["y"]), L5.input(p["wv"]))
+    logp = L5.log_softmax(logits, out="logp")
+    picked = L5.gather_elements(logp, L5.input(p["targets"]))
+    L5.pw("neg", L5.reduce("avg", picked, (1,)), out="loss")
+    f.update(run_layers([L5], runner))
+
+    L6 = Layer(api, f"{tag} bwd nll+log_softmax+head", prec)
+    probs = L6.pw("exp", L6.input(f["logp"]))
+    dlogits = L6.pw("mul", L6.pw("sub", probs, one_hot(L6, p["targets"])),
+                    1.0 / T)
+    L6.matmul(L6.input(tview(f["y"])), dlogits, out="dwv")
+    L6.matmul(dlogits, L6.input(tview(p["wv"])), out="dy")
+    f.update(run_layers([L6], runner))
+
+    f.update(transformer_bwd(api, runner, {**p, "x": f["x"], "dy": f["dy"]},
+                             f, prec, "sdpa", "op"))
+
+    L7 = Layer(api, f"{tag} bwd embedding(one-hot matmul)", prec)
+    tokens = one_hot(L7, p["tokens"].reshape(1, T, 1))
+    d_table = L7.matmul(L7.transpose(tokens, (0, 2, 1)), L7.input(f["dx"]))
+    L7.reshape(d_table, (VOCAB, D), out="demb")
+    f.update(run_layers([L7], runner))
+    return f
+
+
+def lm_torch(p, prec):
+    t = leaves(p, prec)
+    x = F.embedding(torch.tensor(p["tokens"]), t["emb"])
+    y, seen = block_torch(t, x, "op")
+    logits = (y @ t["wv"]).reshape(T, VOCAB)
+    loss = F.cross_entropy(logits, torch.tensor(p["targets"]).reshape(T))
+    loss.backward()
+    out = {"y": seen["y"].detach().numpy(),
+           "loss": loss.detach().numpy().reshape(1, 1, 1)}
+    out.update(grads(t))
+    return out
+
+
+def check_lm(api, runner, prec):
+    p = lm_params(prec)
+    got = lm_cdnn(api, runner, p, prec)
+    want = lm_torch(p, prec)
+    tag = f"lm(sdpa,op norm) {prec.name} {runner.label} vs torch"
+    for name in ("y", "loss", "demb", "dwv", "dln1_g", "dln1_b", "dwqkv",
+                 "dbqkv", "dwo", "dbo", "dln2_g", "dln2_b", "dw1", "db1",
+                 "dw2", "db2"):
+        report(f"{tag} {name}", prec.value(got[name]), want[name], prec.tol)
+
+
 # (check, its arguments, the ops it needs beyond those every cdnn has,
 #  precisions it is not compared in)
 RESNET_OPS = ("batchnorm_train", "batchnorm_running_stats", "batchnorm_bwd",
@@ -1195,6 +1315,7 @@ VARIANTS = [
     (check_transformer, ("sdpa", "composed"), (), ()),
     (check_transformer, ("sdpa", "rms"), ("rmsnorm_bwd",), ()),
     (check_transformer, ("explicit", "composed"), (), ()),
+    (check_lm, (), ("layernorm_bwd",), ()),
 ]
 
 
