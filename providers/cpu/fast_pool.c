@@ -15,8 +15,9 @@
  * maximum in row-major tap order, last NaN); an average sums in double
  * over a plane's window and in float across channels (channels-last).
  *
- * The backward splits the (n, c) planes over threads; each zeroes its dx
- * plane and adds every dy element in float to its window's maximum
+ * The backward splits the (n, c) planes over threads (channels-last x, dy
+ * and dx: (n, block of 64 channels), channels innermost); each zeroes its
+ * part of dx and adds every dy element in float to its window's maximum
  * (recomputed by the forward's rule, or read from indices, each checked to
  * be a tap of its window: EXECUTION_FAILED otherwise, as cpu:reference)
  * or, for averages, its share to every counted tap inside x.
@@ -40,6 +41,7 @@ typedef struct pool_context {
     cdnn_tensor_view_t x, y, idx, dx;
     int64_t x_uid, y_uid, idx_uid, dx_uid; /* idx_uid: CDNN_UID_NONE when absent */
     int backward;
+    int backward_cl; /* a backward on channels-last x, dy, dx (and indices) */
     cdnn_pooling_attr_t attr;
     int sd, channels_last;
     int32_t threads;
@@ -91,6 +93,15 @@ static int make_table(pool_context_t *ctx, int i)
     return 1;
 }
 
+/* A channels-last backward's unit: one n and a block of this many
+ * channels (blocks of one n touch disjoint parts of dx). */
+#define POOL_BWD_BLOCK 64
+
+static int64_t bwd_blocks(const pool_context_t *ctx)
+{
+    return (ctx->x.dims[1] + POOL_BWD_BLOCK - 1) / POOL_BWD_BLOCK;
+}
+
 static cdnn_status_t pool_create(const cdnn_device_view_t *device,
                                  const cdnn_graph_view_t *g,
                                  const cdnn_knob_value_t *knobs, int32_t knob_count,
@@ -138,9 +149,15 @@ static cdnn_status_t pool_create(const cdnn_device_view_t *device,
                          ctx->y.strides[1] == 1 &&
                          ctx->x.dims[1] > 1 &&
                          (ctx->idx_uid == CDNN_UID_NONE || ctx->idx.strides[1] == 1);
+    ctx->backward_cl = ctx->backward && ctx->x.strides[1] == 1 && ctx->y.strides[1] == 1 &&
+                       ctx->dx.strides[1] == 1 && ctx->x.dims[1] > 1 &&
+                       (ctx->idx_uid == CDNN_UID_NONE || ctx->idx.strides[1] == 1);
     int64_t units = ctx->channels_last ? ctx->x.dims[0] * ctx->out_points
+                    : ctx->backward_cl ? ctx->x.dims[0] * bwd_blocks(ctx)
                                        : ctx->x.dims[0] * ctx->x.dims[1];
-    int64_t work = ctx->channels_last ? ctx->x.dims[1] : ctx->out_points;
+    int64_t work = ctx->channels_last ? ctx->x.dims[1]
+                   : ctx->backward_cl ? ctx->out_points * POOL_BWD_BLOCK
+                                      : ctx->out_points;
     int32_t threads = (int32_t)cpu_knob(knobs, knob_count, "threads", device->cpu_threads);
     ctx->threads = cpu_threads_for(threads, units, 1 + (1 << 14) / (work > 0 ? work : 1));
     if (ctx->threads > POOL_MAX_THREADS)
@@ -591,6 +608,89 @@ static void pool_plane_bwd(pool_job_t *job, int64_t nn, int64_t c)
             }
 }
 
+/* Channels-last: one n and channels c0 .. c0 + cn - 1, the channel loop
+ * innermost (unit stride in x, dy and dx). */
+static void pool_block_bwd_cl(pool_job_t *job, int64_t nn, int64_t c0, int64_t cn)
+{
+    const pool_context_t *ctx = job->ctx;
+    bwd_plane_t p = bwd_plane_of(job);
+    const float *xb = job->x + nn * ctx->x.strides[0] + c0;
+    const float *dyb = job->y + nn * ctx->y.strides[0] + c0;
+    float *dxb = job->dx + nn * ctx->dx.strides[0] + c0;
+    int64_t ibase = job->idx ? nn * ctx->idx.strides[0] + c0 : 0;
+    for (int64_t a = 0; a < p.n[0]; a++)
+        for (int64_t b = 0; b < p.n[1]; b++)
+            for (int64_t e = 0; e < p.n[2]; e++) {
+                float *r = dxb + a * p.gs[0] + b * p.gs[1] + e * p.gs[2];
+                for (int64_t c = 0; c < cn; c++)
+                    r[c] = 0;
+            }
+    int is_max = ctx->attr.mode == CDNN_POOLING_MAX;
+    float best[POOL_BWD_BLOCK], share[POOL_BWD_BLOCK];
+    int64_t at[POOL_BWD_BLOCK], o[3];
+    for (o[0] = 0; o[0] < p.out[0]; o[0]++)
+        for (o[1] = 0; o[1] < p.out[1]; o[1]++)
+            for (o[2] = 0; o[2] < p.out[2]; o[2]++) {
+                int64_t lo[3], taps[3];
+                for (int i = 0; i < 3; i++)
+                    dim_window(ctx, i, o[i], &lo[i], &taps[i]);
+                const float *g = dyb + o[0] * p.ys[0] + o[1] * p.ys[1] + o[2] * p.ys[2];
+                if (!is_max) {
+                    double count = 1;
+                    for (int i = 0; i < ctx->sd; i++)
+                        count *= (double)ctx->t[i].count[o[i]];
+                    for (int64_t c = 0; c < cn; c++)
+                        share[c] = (float)(g[c] / count);
+                } else if (job->idx) {
+                    int64_t ib = ibase + o[0] * p.is[0] + o[1] * p.is[1] + o[2] * p.is[2];
+                    for (int64_t c = 0; c < cn; c++) {
+                        int64_t v = load_index(ctx, job->idx, ib + c);
+                        int64_t off = index_offset(ctx, o, v, p.gs);
+                        if (off < 0) {
+                            report_bad_index(job, nn, c0 + c, o, v);
+                            return;
+                        }
+                        dxb[off + c] += g[c];
+                    }
+                    continue;
+                }
+                int first = 1;
+                for (int64_t a = 0; a < taps[0]; a++)
+                    for (int64_t b = 0; b < taps[1]; b++)
+                        for (int64_t e = 0; e < taps[2]; e++) {
+                            int64_t pa = lo[0] + a * p.dil[0], pb = lo[1] + b * p.dil[1],
+                                    pe = lo[2] + e * p.dil[2];
+                            int64_t dxo = pa * p.gs[0] + pb * p.gs[1] + pe * p.gs[2];
+                            if (!is_max) {
+                                float *r = dxb + dxo;
+                                for (int64_t c = 0; c < cn; c++)
+                                    r[c] += share[c];
+                                continue;
+                            }
+                            const float *r = xb + pa * p.xs[0] + pb * p.xs[1] + pe * p.xs[2];
+                            for (int64_t c = 0; c < cn; c++)
+                                if (first || r[c] > best[c] || r[c] != r[c]) {
+                                    best[c] = r[c]; /* first max, last NaN */
+                                    at[c] = dxo;
+                                }
+                            first = 0;
+                        }
+                for (int64_t c = 0; is_max && c < cn; c++)
+                    dxb[at[c] + c] += g[c];
+            }
+}
+
+static void pool_blocks_bwd_cl(void *arg, int64_t begin, int64_t end)
+{
+    pool_job_t *job = arg;
+    int64_t blocks = bwd_blocks(job->ctx), channels = job->ctx->x.dims[1];
+    for (int64_t u = begin; u < end; u++) {
+        int64_t c0 = (u % blocks) * POOL_BWD_BLOCK;
+        int64_t cn = channels - c0 < POOL_BWD_BLOCK ? channels - c0 : POOL_BWD_BLOCK;
+        pool_block_bwd_cl(job, u / blocks, c0, cn);
+    }
+}
+
 static void pool_planes_bwd(void *arg, int64_t begin, int64_t end)
 {
     pool_job_t *job = arg;
@@ -618,8 +718,12 @@ static cdnn_status_t pool_execute(void *context, const cdnn_exec_args_t *args)
         return sdk_fail(CDNN_STATUS_BAD_PARAM, "a pooling tensor has no pointer in the "
                         "variant pack");
     if (ctx->backward) {
-        cpu_parallel_for(ctx->threads, ctx->x.dims[0] * ctx->x.dims[1], pool_planes_bwd,
-                         &job);
+        if (ctx->backward_cl)
+            cpu_parallel_for(ctx->threads, ctx->x.dims[0] * bwd_blocks(ctx),
+                             pool_blocks_bwd_cl, &job);
+        else
+            cpu_parallel_for(ctx->threads, ctx->x.dims[0] * ctx->x.dims[1],
+                             pool_planes_bwd, &job);
         if (job.bad)
             return sdk_fail(CDNN_STATUS_EXECUTION_FAILED,
                             "pooling backward: indices[%lld, %lld] at spatial output "

@@ -56,6 +56,23 @@ static cdnn_pooling_attr_t pl_attr(const pl_shape_t *s, cdnn_pooling_mode_t mode
     return a;
 }
 
+/* The forward's y dims for x (what validation infers), so that y, its
+ * indices and dy can be declared in a layout. */
+static void pl_out_dims(const pl_shape_t *s, const cdnn_pooling_attr_t *a, int64_t *y)
+{
+    y[0] = s->x[0];
+    y[1] = s->x[1];
+    for (int i = 0; i < s->sd; i++) {
+        int64_t extent = (int64_t)a->dilation[i] * (a->window[i] - 1) + 1;
+        int64_t span = s->x[2 + i] + a->pre_padding[i] + a->post_padding[i] - extent;
+        int64_t out = (a->ceil_mode ? (span + a->stride[i] - 1) / a->stride[i]
+                                    : span / a->stride[i]) + 1;
+        if (a->ceil_mode && (out - 1) * a->stride[i] >= s->x[2 + i] + a->pre_padding[i])
+            out--;
+        y[2 + i] = out;
+    }
+}
+
 /* variant 0: max; 1: max with i64 indices; 2: max with i32 indices on
  * coarse data (ties); 3: average without the padding; 4: average with. */
 static void pl_case(const pl_shape_t *s, cdnn_data_type_t type, h_layout_t layout,
@@ -71,13 +88,15 @@ static void pl_case(const pl_shape_t *s, cdnn_data_type_t type, h_layout_t layou
         c.against = packed;
     cdnn_pooling_attr_t a = pl_attr(s, is_max ? CDNN_POOLING_MAX : CDNN_POOLING_AVG,
                                     variant == 4);
+    int64_t y[5];
+    pl_out_dims(s, &a, y);
     h_input(&c, PL_X, type, s->sd + 2, s->x, layout, variant == 2 ? H_COARSE : H_WIDE);
-    h_output(&c, PL_Y, type, 0, NULL, layout);
+    h_output(&c, PL_Y, type, s->sd + 2, y, layout);
     int64_t idx = CDNN_UID_NONE;
     if (variant == 1 || variant == 2) {
         idx = PL_IDX;
-        h_output(&c, PL_IDX, variant == 1 ? CDNN_DATA_TYPE_I64 : CDNN_DATA_TYPE_I32, 0,
-                 NULL, layout);
+        h_output(&c, PL_IDX, variant == 1 ? CDNN_DATA_TYPE_I64 : CDNN_DATA_TYPE_I32,
+                 s->sd + 2, y, layout);
     }
     h_call(&c, cdnn_graph_pooling_fwd(c.graph, "pool", &a, PL_X, PL_Y, idx),
            "cdnn_graph_pooling_fwd");
@@ -102,22 +121,6 @@ void test_pooling(void **state)
     h_done();
 }
 
-/* dy's dims: the forward's y for x (what validation infers). */
-static void pl_out_dims(const pl_shape_t *s, const cdnn_pooling_attr_t *a, int64_t *y)
-{
-    y[0] = s->x[0];
-    y[1] = s->x[1];
-    for (int i = 0; i < s->sd; i++) {
-        int64_t extent = (int64_t)a->dilation[i] * (a->window[i] - 1) + 1;
-        int64_t span = s->x[2 + i] + a->pre_padding[i] + a->post_padding[i] - extent;
-        int64_t out = (a->ceil_mode ? (span + a->stride[i] - 1) / a->stride[i]
-                                    : span / a->stride[i]) + 1;
-        if (a->ceil_mode && (out - 1) * a->stride[i] >= s->x[2 + i] + a->pre_padding[i])
-            out--;
-        y[2 + i] = out;
-    }
-}
-
 /* variant 0: max (the argmax recomputed from x; coarse x makes ties);
  * 1: average without the padding counted; 2: with. */
 static void pl_bwd_case(const pl_shape_t *s, cdnn_data_type_t type, h_layout_t layout,
@@ -136,7 +139,7 @@ static void pl_bwd_case(const pl_shape_t *s, cdnn_data_type_t type, h_layout_t l
     pl_out_dims(s, &a, y);
     h_input(&c, PL_DY, type, s->sd + 2, y, layout, H_WIDE);
     h_input(&c, PL_X, type, s->sd + 2, s->x, layout, variant ? H_WIDE : H_COARSE);
-    h_output(&c, PL_DX, type, 0, NULL, layout);
+    h_output(&c, PL_DX, type, s->sd + 2, s->x, layout);
     h_call(&c, cdnn_graph_pooling_bwd(c.graph, "pool_bwd", &a, PL_DY, PL_X, CDNN_UID_NONE,
                                       PL_DX),
            "cdnn_graph_pooling_bwd");

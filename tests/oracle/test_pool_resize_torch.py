@@ -140,7 +140,8 @@ def pool_case(name, mode, shape, dtype, k, s, pad, dil=1, ceil=False,
     xu = g.input(xs, code)
     y_arr = layout(in_type(np.zeros(yt.shape), dtype), channels_last)
     yu = g.output(array=y_arr, type_code=code)
-    iu = g.output(array=np.full(yt.shape, -7, np.int64)) if mode == MAX else NONE
+    iu = (g.output(array=layout(np.full(yt.shape, -7, np.int64), channels_last))
+          if mode == MAX else NONE)
     g.op("pooling_fwd", ctypes.byref(attr), xu, yu, iu)
     g.build(fwd_engine(dtype))
     g.execute()
