@@ -25,7 +25,14 @@
  * their launch values end with tile_m and tile_n, for the maps' boxes.
  * They are persistent: their grid is (tiles, 1, 1) in the launch values,
  * and at run no more blocks than the device has multiprocessors.
+ *
+ * Kernels whose metadata has split_k = S (the small-m ones,
+ * matmul_small_m.cu) compute each tile with a cluster of S blocks, each
+ * over a split of k: their grid's x is S times the column tiles.  Their
+ * max_m bounds the rows they are for: a larger m is refused, so that a
+ * default build takes them only where they pay.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +67,8 @@ enum {
 
 typedef struct geometry {
     int64_t tile_m, tile_n, threads, smem;
+    int64_t split_k; /* blocks (a cluster) a tile, each over a split of k */
+    int64_t max_m;   /* the most rows the kernel is for (0: any) */
     int tensor_maps; /* the kernel takes cdnn_cuda_matmul_tma_params_t */
 } geometry_t;
 
@@ -72,6 +81,11 @@ static cdnn_status_t geometry_of(const sdk_kpack_kv_t *m, int32_t n, geometry_t 
         st = kernel_metadata_int(m, n, "threads", 32, 1024, &geo->threads);
     if (st == CDNN_STATUS_SUCCESS)
         st = kernel_metadata_int(m, n, "smem", 0, 1 << 20, &geo->smem);
+    geo->split_k = 1, geo->max_m = 0;
+    if (st == CDNN_STATUS_SUCCESS && kernel_metadata(m, n, "split_k"))
+        st = kernel_metadata_int(m, n, "split_k", 1, 16, &geo->split_k);
+    if (st == CDNN_STATUS_SUCCESS && kernel_metadata(m, n, "max_m"))
+        st = kernel_metadata_int(m, n, "max_m", 1, INT32_MAX, &geo->max_m);
     const char *maps = kernel_metadata(m, n, "tensor_maps");
     geo->tensor_maps = maps && strcmp(maps, "1") == 0;
     return st;
@@ -145,9 +159,16 @@ static cdnn_status_t put_launch(int64_t *v, const matmul_pattern_t *p, const geo
     int64_t batch = 1;
     for (int32_t d = 0; d < p->batch_rank; d++)
         batch *= p->batch_dims[d];
+    if (geo->max_m && p->m > geo->max_m)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the kernel is for at most %lld rows, "
+                        "and the matmul has %lld", (long long)geo->max_m, (long long)p->m);
     int64_t rows = (p->m + geo->tile_m - 1) / geo->tile_m;
     int64_t columns = (p->n + geo->tile_n - 1) / geo->tile_n;
     int64_t grid_z = batch;
+    if (columns > MAX_GRID_X / geo->split_k)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%lld column tiles are more than a CUDA "
+                        "grid holds", (long long)columns);
+    columns *= geo->split_k;
     if (geo->tensor_maps && batch <= MAX_GRID_X / rows / columns) {
         /* persistent: every tile in x, capped at run */
         columns = rows * columns * batch, rows = 1, grid_z = 1;

@@ -155,6 +155,28 @@ static void matmul_wgmma(int tm, int tn, int stages)
 }
 #endif
 
+#ifdef CDNN_CUDA_MATMUL_SMALL_M_CONFIGS
+/* cuda-matmul-v1 for few rows (matmul_small_m.cu): the tensor-core k loop,
+ * a cluster of split_k blocks a tile (its __cluster_dims__), so the grid's
+ * x must be split_k times the tiles; rows up to max_m (the handler refuses
+ * more; any value up to the tile's rows times 65535 is correct). */
+static void matmul_small_m(int tm, int tn, int wm, int wn, int stages, int splits)
+{
+    static const char *const dtypes[] = {"f16", "bf16"};
+    for (int i = 0; i < 2; i++) {
+        truth_t *t = new_truth("cuda-matmul-v1", "matmul_small_m",
+                               "cdnn_cuda_matmul_small_m_%s_%dx%d", dtypes[i], tm, tn);
+        exact_text(t, "dtype", dtypes[i]);
+        exact(t, "tile_m", tm);
+        exact(t, "tile_n", tn);
+        exact(t, "threads", 32L * wm * wn);
+        exact(t, "smem", CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages));
+        exact(t, "split_k", splits);
+        ranged(t, "max_m", 1, 65535L * tm, 1);
+    }
+}
+#endif
+
 #ifdef CDNN_CUDA_CONV_CONFIGS
 /* cuda-conv-v1, tensor cores: as the matmul's, with its own smem. */
 static void conv_tc(int tm, int tn, int wm, int wn, int stages)
@@ -235,6 +257,11 @@ static void make_truths(void)
 #undef F32
     /* Families added to cuda_kernel.h later are checked once it declares
      * them. */
+#ifdef CDNN_CUDA_MATMUL_SMALL_M_CONFIGS
+#define SMALL_M(tm, tn, wm, wn, stages, splits) matmul_small_m(tm, tn, wm, wn, stages, splits);
+    CDNN_CUDA_MATMUL_SMALL_M_CONFIGS(SMALL_M)
+#undef SMALL_M
+#endif
 #ifdef CDNN_CUDA_MATMUL_WGMMA_CONFIGS
 #define WGMMA(tm, tn, stages) matmul_wgmma(tm, tn, stages);
     CDNN_CUDA_MATMUL_WGMMA_CONFIGS(WGMMA)

@@ -31,6 +31,9 @@ static const mm_shape_t shapes[] = {
     {1, 1, 1, 1},      {1, 17, 33, 7},    {1, 64, 64, 64},   {1, 127, 129, 65},
     {2, 100, 72, 40},  {3, 37, 45, 61},   {1, 256, 128, 512}, {1, 300, 200, 100},
     {1, 8, 520, 24},   {2, 130, 260, 33}, {1, 129, 257, 96},  {2, 64, 136, 72},
+    /* decode-like: few rows, k long enough for every split of the small-m
+     * kernels to take several steps (and an uneven last one) */
+    {1, 16, 72, 1000}, {2, 5, 130, 700},  {1, 33, 64, 4104},
 };
 #define SHAPE_COUNT ((int)(sizeof shapes / sizeof shapes[0]))
 
@@ -43,6 +46,7 @@ typedef struct mm_kernel {
     int32_t ab_type;
     int tile_m, tile_n, threads;
     unsigned smem;
+    int splits; /* blocks a tile (a cluster, each a split of k); 0 or 1: one */
 } mm_kernel_t;
 
 static int64_t round_up8(int64_t v) { return (v + 7) / 8 * 8; }
@@ -172,7 +176,8 @@ static void mm_run_kernel(test_state_t *state, sdk_cu_module module, const mm_ke
     for (int i = 0; i < SHAPE_COUNT; ++i) {
         mm_run_t r;
         mm_prepare(gpu, &state->rng, kernel, i, &r);
-        gpu_launch(gpu, fn, (unsigned)((r.p.n + kernel->tile_n - 1) / kernel->tile_n),
+        const unsigned splits = kernel->splits > 1 ? (unsigned)kernel->splits : 1;
+        gpu_launch(gpu, fn, splits * (unsigned)((r.p.n + kernel->tile_n - 1) / kernel->tile_n),
                    (unsigned)((r.p.m + kernel->tile_m - 1) / kernel->tile_m), (unsigned)r.p.batch,
                    (unsigned)kernel->threads, kernel->smem, &r.p);
         gpu_sync(gpu);
@@ -195,6 +200,21 @@ void test_matmul_tc(test_state_t *state, sdk_cu_module module) {
     }
     CDNN_CUDA_MATMUL_TC_CONFIGS(TC_KERNELS)
 #undef TC_KERNELS
+}
+
+/* matmul_small_m.cu: the tensor-core k loop split over a cluster. */
+void test_matmul_small_m(test_state_t *state, sdk_cu_module module) {
+#define SMALL_M_KERNELS(tm, tn, wm, wn, stages, split_k)                                      \
+    for (int d = 0; d < 2; ++d) {                                                             \
+        mm_kernel_t k = {.ab_type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,          \
+                         .tile_n = tn, .threads = 32 * (wm) * (wn),                           \
+                         .smem = CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages), .splits = split_k}; \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_matmul_small_m_%s_%dx%d",              \
+                 d ? "bf16" : "f16", tm, tn);                                                 \
+        mm_run_kernel(state, module, &k);                                                     \
+    }
+    CDNN_CUDA_MATMUL_SMALL_M_CONFIGS(SMALL_M_KERNELS)
+#undef SMALL_M_KERNELS
 }
 
 void test_matmul_f32(test_state_t *state, sdk_cu_module module) {

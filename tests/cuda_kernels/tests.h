@@ -22,6 +22,7 @@ void test_report(test_state_t *state, const char *kernel, int cases, const check
 void test_matmul_tc(test_state_t *state, sdk_cu_module module);
 void test_matmul_f32(test_state_t *state, sdk_cu_module module);
 void test_matmul_wgmma(test_state_t *state, sdk_cu_module module);
+void test_matmul_small_m(test_state_t *state, sdk_cu_module module);
 void test_pointwise(test_state_t *state, sdk_cu_module module);
 void test_norm(test_state_t *state, sdk_cu_module module);
 void test_softmax(test_state_t *state, sdk_cu_module module);
