@@ -15,10 +15,17 @@
  * the groups instead: each thread accumulates its groups into its own
  * double rows, added up after the threads join.
  *
+ * Batch-norm with channels innermost (NHWC) is walked the other way round
+ * (channels_last_node): gathering one channel there would read every cache
+ * line of x once per channel, so each thread takes a range of positions
+ * with all their channels, and the per-channel sums are per-thread rows.
+ *
  * A graph of several of these nodes runs them in order (the view is
  * topological), so that batchnorm_train with batchnorm_running_stats, or a
  * forward statistics output feeding a backward, is one plan; every tensor
- * must be in memory (no virtual or scalar tensors).
+ * must be in memory (no virtual or scalar tensors).  A running-statistics
+ * node of the same x as a training forward is done inside the forward's
+ * walk (fuse_running_stats), so that x is read once for both.
  */
 #include <math.h>
 #include <stdlib.h>
