@@ -99,7 +99,8 @@ ENUMS = {
         CmpGe CmpLt CmpLe LogicalAnd LogicalOr LogicalNot Select Fma ReluFwd
         GeluFwd GeluTanhFwd SigmoidFwd SwishFwd TanhFwd EluFwd SoftplusFwd
         ReluBwd GeluBwd GeluTanhBwd SigmoidBwd SwishBwd TanhBwd EluBwd
-        SoftplusBwd""".split(),
+        SoftplusBwd Round Fmod Remainder Asin Acos Atan Sinh Cosh Tan Asinh
+        Acosh Atanh Atan2""".split(),
     "mode@ReductionAttr": "Add Mul Min Max Amax Avg Norm1 Norm2".split(),
 }
 SCALAR = {"u8": ("<B", 1), "i8": ("<b", 1), "bool": ("<B", 1),

@@ -38,8 +38,9 @@ FAILURES = oracle.FAILURES
 # cdnn_pointwise_mode_t: the modes format 1.3 appended, in order.
 NEW_MODES = """round fmod remainder asin acos atan sinh cosh tan asinh acosh
     atanh atan2""".split()
-for i, name in enumerate(NEW_MODES):
-    oracle.PW[name] = len(oracle.PW_MODES) + i
+for i, name in enumerate(NEW_MODES):  # after softplus_bwd, in order
+    assert oracle.PW.setdefault(name, oracle.PW["softplus_bwd"] + 1 + i) == \
+        oracle.PW["softplus_bwd"] + 1 + i
 
 oracle.STATUS_FUNCTIONS.update({
     "cdnn_graph_save": [P, ctypes.c_int, P, ctypes.c_size_t,

@@ -34,7 +34,8 @@ PW_MODES = """add sub mul div max min pow identity neg abs exp log sqrt rsqrt
     logical_and logical_or logical_not select fma relu_fwd gelu_fwd
     gelu_tanh_fwd sigmoid_fwd swish_fwd tanh_fwd elu_fwd softplus_fwd relu_bwd
     gelu_bwd gelu_tanh_bwd sigmoid_bwd swish_bwd tanh_bwd elu_bwd
-    softplus_bwd""".split()
+    softplus_bwd round fmod remainder asin acos atan sinh cosh tan asinh acosh
+    atanh atan2""".split()
 PW = {name: i for i, name in enumerate(PW_MODES)}
 
 # cdnn_reduction_mode_t, in declaration order.
