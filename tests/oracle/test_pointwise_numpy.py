@@ -238,6 +238,33 @@ def case_matmul_bias_epilogue(api):
                       g.result(yu), want, 1e-5)
 
 
+def case_matmul_new_mode_epilogue(api):
+    """matmul, then atan2 with a rank-1 b and round, as cpu:blas_matmul's
+    epilogue (the fast pointwise program) and on cpu:reference."""
+    a, w, b = oracle.randn(8, 16), oracle.randn(16, 12), oracle.randn(12)
+    want = np.round(4 * np.arctan2(f64(a) @ f64(w), f64(b)))
+    for engine in (REFERENCE, b"cpu:blas_matmul"):
+        g = Graph(api)
+        au, wu, bu = g.input(a), g.input(w), g.input(b)
+        cu, tu, su = g.virtual([8, 12]), g.virtual([8, 12]), g.virtual([8, 12])
+        yu = g.output(want.shape)
+        g.op("matmul", au, wu, cu)
+        at2, mul = api.pointwise_attr("atan2"), api.pointwise_attr("mul")
+        rnd = api.pointwise_attr("round")
+        g.op("pointwise", ctypes.byref(at2), cu, bu, UID_NONE, tu)
+        g.op("pointwise", ctypes.byref(mul), tu, g.scalar(4.0, 1), UID_NONE, su)
+        g.op("pointwise", ctypes.byref(rnd), su, UID_NONE, UID_NONE, yu)
+        g.build(engine)
+        g.execute()
+        # round's steps are 1 wide: an f32 atan2 a half-ulp off a .5 may
+        # round the other way, so at most an element or two differ by 1
+        got = f64(g.result(yu))
+        off = np.abs(got - want)
+        check(f"matmul -> atan2(c, b [12]) * 4 -> round [{engine.decode()}]",
+              off.max() <= 1 and (off > 0).sum() <= 2,
+              f"{int((off > 0).sum())} of {off.size} differ, max {off.max():g}")
+
+
 def case_conv_bias_epilogue(api):
     """conv (NCHW) + a [C, 1, 1] bias (rank 3 on rank 4) + relu, on the conv
     engines with an epilogue and cpu:reference, against NumPy."""
@@ -566,7 +593,8 @@ def case_fused_declines_int_mod(api):
 
 
 CASES = [case_rank_broadcast, case_lower_rank_intermediate,
-         case_matmul_bias_epilogue, case_conv_bias_epilogue,
+         case_matmul_bias_epilogue, case_matmul_new_mode_epilogue,
+         case_conv_bias_epilogue,
          case_plan_round_trip, case_refusals, case_round_trips,
          case_modes_float, round_half_cases, case_modes_int,
          case_fused_declines_int_mod]
