@@ -199,15 +199,30 @@ static int row_params(cdnn_op_t op)
     return op == CDNN_OP_LAYERNORM_BWD || op == CDNN_OP_RMSNORM_BWD;
 }
 
+/* Whether a node of the graph writes tensor index. */
+static int written_by_a_node(const nt_context_t *ctx, int32_t index)
+{
+    for (int32_t i = 0; i < ctx->node_count; i++)
+        for (int q = 0; q < CDNN_NODE_MAX_OUTPUTS; q++)
+            if (ctx->nodes[i].out[q].index == index)
+                return 1;
+    return 0;
+}
+
 /* Pair each running-statistics node with a training forward of the same x
- * (the pair E2E graphs and frameworks build), so that x is read once. */
+ * (the pair a training step builds), so that x is read once.  The pair's
+ * running statistics are then written at the forward's place in the node
+ * order, which is only safe when the forward comes first and the old
+ * running statistics are graph inputs (no node of the graph writes them). */
 static void fuse_running_stats(nt_context_t *ctx)
 {
     for (int32_t r = 0; r < ctx->node_count; r++) {
         nt_node_t *run = &ctx->nodes[r];
-        if (run->op != CDNN_OP_BATCHNORM_RUNNING_STATS)
+        if (run->op != CDNN_OP_BATCHNORM_RUNNING_STATS ||
+            written_by_a_node(ctx, run->in[1].index) ||
+            written_by_a_node(ctx, run->in[2].index))
             continue;
-        for (int32_t t = 0; t < ctx->node_count; t++) {
+        for (int32_t t = 0; t < r; t++) {
             nt_node_t *train = &ctx->nodes[t];
             if (train->op == CDNN_OP_BATCHNORM_TRAIN && !train->running &&
                 train->in[0].index == run->in[0].index) {
