@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "cuda_kernel.h"
+#include "sdpa_tma.h"
 
 #define MAX_TRUTHS 512
 #define MAX_KEYS 8
@@ -296,6 +297,19 @@ static void make_truths(void)
     exact(t, "keys_per_tile", CDNN_CUDA_SDPA_KEYS_PER_TILE);
     exact(t, "max_dim", CDNN_CUDA_SDPA_MAX_DIM);
     all_optional(t);
+    /* The Hopper flash attention (sdpa_wgmma.cu, sdpa_tma.h): one dtype and
+     * head dim each, __launch_bounds__(384, 1), smem by the head dim. */
+    static const char *const sdpa_dtypes[] = {"f16", "bf16"};
+    for (int i = 0; i < 2; i++)
+        for (int d = 64; d <= 128; d += 64) {
+            t = new_truth("cuda-sdpa-v1", "sdpa_wgmma", "cdnn_cuda_sdpa_wgmma_%s_d%d",
+                          sdpa_dtypes[i], d);
+            exact_text(t, "dtype", sdpa_dtypes[i]);
+            exact(t, "head_dim", d);
+            exact(t, "threads", CDNN_CUDA_SDPA_WGMMA_THREADS);
+            exact(t, "smem", CDNN_CUDA_SDPA_WGMMA_SMEM(d));
+            exact(t, "tensor_maps", 1);
+        }
 }
 
 static truth_t *find_truth(const char *symbol)

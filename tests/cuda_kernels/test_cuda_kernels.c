@@ -54,6 +54,7 @@ static const source_tests_t sources[] = {
     {"conv", test_conv},
     {"conv_wgmma", test_conv_wgmma, 1},
     {"matmul_wgmma", test_matmul_wgmma, 1},
+    {"sdpa_wgmma", test_sdpa_wgmma, 1},
     {"matmul_small_m", test_matmul_small_m, 1},
 };
 

@@ -27,6 +27,7 @@ void test_pointwise(test_state_t *state, sdk_cu_module module);
 void test_norm(test_state_t *state, sdk_cu_module module);
 void test_softmax(test_state_t *state, sdk_cu_module module);
 void test_sdpa(test_state_t *state, sdk_cu_module module);
+void test_sdpa_wgmma(test_state_t *state, sdk_cu_module module);
 void test_conv(test_state_t *state, sdk_cu_module module);
 void test_conv_wgmma(test_state_t *state, sdk_cu_module module);
 

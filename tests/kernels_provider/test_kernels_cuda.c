@@ -50,6 +50,7 @@
 #include <cdnn_sdk/sha256.h>
 
 #include <cuda_kernel.h>
+#include <sdpa_tma.h>
 
 #include "kp_forge.h"
 #include "kp_graphs.h"
@@ -733,17 +734,24 @@ static void test_cuda_strict_mode_runs_installed_code(void **state)
 #define CONV_WGMMA_KERNELS 8
 #define CONV_KERNELS (CONV_WGMMA_KERNELS + 18)
 
+/* The Hopper flash-attention kernels (sdpa_wgmma.cu, sm_90a only), first
+ * in the sdpa engine: X(dtype, head dim). */
+#define SDPA_WGMMA_KERNELS(X) X("bf16", 128) X("bf16", 64) X("f16", 128) X("f16", 64)
+#define SDPA_WGMMA_COUNT 4
+
 /* A pack of the conv and sdpa code objects beside the matmul's, in the
  * same directory: the provider reads every pack there. */
 static void write_conv_sdpa_pack(const char *path)
 {
-    static char id[CONV_KERNELS + 3][48], symbol[CONV_KERNELS][48];
+    static char id[CONV_KERNELS + 3 + SDPA_WGMMA_COUNT][48], symbol[CONV_KERNELS][48];
     static char meta_text[CONV_KERNELS][5][16];
     static sdk_kpack_kv_t meta[CONV_KERNELS][5];
     static const sdk_kpack_kv_t sdpa_meta[] = {{"threads", "256"}};
-    sdk_kpack_spec_kernel_t kernels[CONV_KERNELS + 3];
-    const char *ids[CONV_KERNELS + 3];
-    kp_bytes_t conv[3], sdpa[3];
+    static char flash_symbol[SDPA_WGMMA_COUNT][48], flash_text[SDPA_WGMMA_COUNT][3][16];
+    static sdk_kpack_kv_t flash_meta[SDPA_WGMMA_COUNT][5];
+    sdk_kpack_spec_kernel_t kernels[CONV_KERNELS + 3 + SDPA_WGMMA_COUNT];
+    const char *ids[CONV_KERNELS + 3 + SDPA_WGMMA_COUNT];
+    kp_bytes_t conv[3], sdpa[3], flash = read_object("sdpa_wgmma", "sm_90a");
     int n = 0;
     static char wgmma_text[CONV_WGMMA_KERNELS][5][16];
     static sdk_kpack_kv_t wgmma_meta[CONV_WGMMA_KERNELS][6];
@@ -795,6 +803,24 @@ static void write_conv_sdpa_pack(const char *path)
         CDNN_CUDA_CONV_CONFIGS(CONV)
 #undef CONV
     }
+    int f = 0;
+#define FLASH(dtype, d)                                                                       \
+    snprintf(id[n], sizeof id[n], "sdpa_wgmma_%s_d%d_sm_90a", dtype, d);                      \
+    snprintf(flash_symbol[f], sizeof flash_symbol[f], "cdnn_cuda_sdpa_wgmma_%s_d%d", dtype, d); \
+    snprintf(flash_text[f][0], 16, "%d", d);                                                  \
+    snprintf(flash_text[f][1], 16, "%d", (int)CDNN_CUDA_SDPA_WGMMA_SMEM(d));                  \
+    snprintf(flash_text[f][2], 16, "%d", CDNN_CUDA_SDPA_WGMMA_THREADS);                       \
+    flash_meta[f][0] = (sdk_kpack_kv_t){"dtype", dtype};                                      \
+    flash_meta[f][1] = (sdk_kpack_kv_t){"head_dim", flash_text[f][0]};                        \
+    flash_meta[f][2] = (sdk_kpack_kv_t){"smem", flash_text[f][1]};                            \
+    flash_meta[f][3] = (sdk_kpack_kv_t){"tensor_maps", "1"};                                  \
+    flash_meta[f][4] = (sdk_kpack_kv_t){"threads", flash_text[f][2]};                         \
+    kernels[n] = (sdk_kpack_spec_kernel_t){id[n], flash_symbol[f], "sm_90a", "cuda-sdpa-v1",  \
+                                           flash.data, flash.size, 5, flash_meta[f]};         \
+    ids[n] = id[n];                                                                           \
+    n++, f++;
+    SDPA_WGMMA_KERNELS(FLASH)
+#undef FLASH
     for (int t = 0; t < 3; t++, n++) {
         snprintf(id[n], sizeof id[n], "sdpa_%s", targets[t]);
         kernels[n] = (sdk_kpack_spec_kernel_t){id[n], "cdnn_cuda_sdpa", targets[t],
@@ -808,7 +834,7 @@ static void write_conv_sdpa_pack(const char *path)
          "\"relu\",\"silu\",\"tanh\"]}",
          "cuda_conv", 1, 0, NULL, CONV_KERNELS, ids},
         {SDPA_ENGINE, 50, "sdpa", "{\"dtypes\":[\"bf16\",\"f16\",\"f32\"]}", "cuda_sdpa", 1, 0,
-         NULL, 3, ids + CONV_KERNELS},
+         NULL, 3 + SDPA_WGMMA_COUNT, ids + CONV_KERNELS},
     };
     sdk_kpack_spec_t spec = {"cdnn-cuda-conv-sdpa-test", "0.1.0", "cuda", n, kernels, 2,
                              engines};
@@ -824,6 +850,7 @@ static void write_conv_sdpa_pack(const char *path)
         kp_bytes_free(&conv[t]);
         kp_bytes_free(&sdpa[t]);
     }
+    kp_bytes_free(&flash);
 }
 
 /* A pack of the softmax kernels, in the same directory. */
@@ -1084,6 +1111,12 @@ static const sdpa_spec_t sdpa_cases[] = {
      "f32 d32 dv96 scale 0.3"},
     {1, 1, 65, 65, 256, 256, CDNN_DATA_TYPE_F16, CDNN_DATA_TYPE_F32, 1, 0, 0,
      "f16 causal d256, f32 out"},
+    /* on sm_90 the flash-attention kernels take these (and the bf16 d128
+     * case above): several key tiles, partial ones, q_len != kv_len */
+    {1, 2, 200, 333, 64, 64, CDNN_DATA_TYPE_BF16, CDNN_DATA_TYPE_BF16, 1, 0, 0,
+     "bf16 causal d64 200x333"},
+    {2, 2, 130, 300, 128, 128, CDNN_DATA_TYPE_F16, CDNN_DATA_TYPE_F16, 0, 1, 0,
+     "f16 d128 BSHD 130x300"},
 };
 #define SDPA_CASE_COUNT ((int)(sizeof sdpa_cases / sizeof *sdpa_cases))
 
@@ -1115,11 +1148,47 @@ static cdnn_graph_t *make_sdpa(const void *spec)
     return g;
 }
 
+/* Whether the sdpa engine builds case c with candidate k pinned. */
+static int sdpa_builds_with(const sdpa_spec_t *c, int64_t k)
+{
+    cdnn_graph_t *g = make_sdpa(c);
+    cdnn_handle_t *h = cuda_handle();
+    cdnn_build_options_t *opts = NULL;
+    OK(cdnn_build_options_create(&opts));
+    OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(SDPA_ENGINE)));
+    OK(cdnn_build_options_set_knob(opts, "kernels.sdpa_cuda.candidate", k));
+    cdnn_status_t st = cdnn_graph_build(g, h, opts);
+    cdnn_build_options_destroy(opts);
+    cdnn_graph_destroy(g);
+    cdnn_handle_destroy(h);
+    return st == CDNN_STATUS_SUCCESS;
+}
+
+/* Every case by default (the first candidate that applies), then on each
+ * flash-attention candidate (1..4 of the pack, sm_90 only) that takes it;
+ * on sm_90 the four f16/bf16 cases of head dim 64 or 128 (all but the f32
+ * and the d256 one) must each find one. */
 static void test_cuda_sdpa_round_trips(void **state)
 {
     (void)state;
-    for (int i = 0; i < SDPA_CASE_COUNT; i++)
+    int flash = 0;
+    for (int i = 0; i < SDPA_CASE_COUNT; i++) {
         round_trip_graph(make_sdpa, &sdpa_cases[i], sdpa_cases[i].label, SDPA_ENGINE, NULL, 0);
+        for (int64_t k = 1; k <= SDPA_WGMMA_COUNT; k++)
+            if (sdpa_builds_with(&sdpa_cases[i], k)) {
+                round_trip_graph(make_sdpa, &sdpa_cases[i], sdpa_cases[i].label, SDPA_ENGINE,
+                                 "kernels.sdpa_cuda.candidate", k);
+                flash++;
+            }
+    }
+    printf("  sdpa: %d of %d cases on a flash-attention kernel\n", flash, SDPA_CASE_COUNT);
+    int arch = 0, minor = 0;
+    sdk_cu_device dev;
+    CU(cu->device_get(&dev, 0));
+    CU(cu->device_get_attribute(&arch, SDK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    CU(cu->device_get_attribute(&minor, SDK_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+    if (arch * 10 + minor == 90)
+        assert_int_equal(flash, 4);
 }
 
 /* ---- rule 2 on the GPU -------------------------------------------------------------------- */
