@@ -1,6 +1,8 @@
 /*
  * fast_pool.c -- cpu:pool, a fast CPU engine for one pooling node, forward
- * or backward, on f32 tensors (max with or without indices, average).
+ * or backward, on f32, f16 or bf16 tensors (max with or without indices,
+ * average); f16 and bf16 are widened into f32 workspace buffers of the
+ * same strides, run as f32 and narrowed back (rounded once).
  *
  * Each spatial dim's window bounds (first and last tap inside x, and the
  * average's count) are tabulated per output position at build, so the
@@ -25,6 +27,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include <cdnn_sdk/numeric.h>
+
 #include "cpu_engine.h"
 #include "fast_util.h"
 #include "pool_geometry.h"
@@ -41,6 +45,9 @@ typedef struct pool_context {
     cdnn_tensor_view_t x, y, idx, dx;
     int64_t x_uid, y_uid, idx_uid, dx_uid; /* idx_uid: CDNN_UID_NONE when absent */
     int backward;
+    int narrow;    /* f16 or bf16 tensors: widened into f32 workspace buffers */
+    size_t ws_x, ws_y, ws_dx; /* their offsets (x, y or dy, dx; same strides) */
+    cpu_ws_layout_t ws;
     int backward_cl; /* a backward on channels-last x, dy, dx (and indices) */
     cdnn_pooling_attr_t attr;
     int sd, channels_last;
@@ -57,10 +64,77 @@ static cdnn_status_t pool_applicable(const cdnn_graph_view_t *g)
                                g->nodes[0].op != CDNN_OP_POOLING_BWD))
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the graph is not one pooling node");
     const cdnn_tensor_view_t *x = &g->tensors[g->nodes[0].inputs[0]]; /* x or dy */
-    if (x->type != CDNN_DATA_TYPE_F32 || x->is_scalar)
-        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "'%s' is %s; this engine takes f32 "
-                        "tensors in memory", x->name, cdnn_data_type_name(x->type));
+    if ((x->type != CDNN_DATA_TYPE_F32 && x->type != CDNN_DATA_TYPE_F16 &&
+         x->type != CDNN_DATA_TYPE_BF16) || x->is_scalar)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "'%s' is %s; this engine takes f32, "
+                        "f16 and bf16 tensors in memory", x->name,
+                        cdnn_data_type_name(x->type));
     return CDNN_STATUS_SUCCESS;
+}
+
+/* Elements a strided view spans (its buffer's length, gaps included). */
+static int64_t span_of(const cdnn_tensor_view_t *t)
+{
+    int64_t span = 1;
+    for (int32_t d = 0; d < t->rank; d++)
+        span += (t->dims[d] - 1) * t->strides[d];
+    return span;
+}
+
+/* Every logical element of t between its f16/bf16 memory and an f32
+ * buffer with the same strides (gaps neither read nor written), a row at
+ * a time along the dim of the smallest stride (memory order: W for NCHW,
+ * C for NHWC), rows split over threads. */
+typedef struct convert_job {
+    const cdnn_tensor_view_t *t;
+    uint16_t *narrow;
+    float *wide;
+    int widen;
+    int32_t inner;
+} convert_job_t;
+
+static void convert_rows(void *arg, int64_t begin, int64_t end)
+{
+    const convert_job_t *job = arg;
+    const cdnn_tensor_view_t *t = job->t;
+    int32_t inner = job->inner;
+    int64_t n = t->dims[inner], s = t->strides[inner];
+    int half = t->type == CDNN_DATA_TYPE_F16;
+    for (int64_t row = begin; row < end; row++) {
+        int64_t at = 0, rest = row;
+        for (int32_t d = t->rank - 1; d >= 0; d--) {
+            if (d == inner)
+                continue;
+            at += (rest % t->dims[d]) * t->strides[d];
+            rest /= t->dims[d];
+        }
+        uint16_t *h = job->narrow + at;
+        float *w = job->wide + at;
+        if (job->widen && half)
+            for (int64_t k = 0; k < n; k++)
+                w[k * s] = cdnn_half_to_float(h[k * s]);
+        else if (job->widen)
+            for (int64_t k = 0; k < n; k++)
+                w[k * s] = cdnn_bf16_to_float(h[k * s]);
+        else if (half)
+            for (int64_t k = 0; k < n; k++)
+                h[k * s] = cdnn_float_to_half(w[k * s]);
+        else
+            for (int64_t k = 0; k < n; k++)
+                h[k * s] = cdnn_float_to_bf16(w[k * s]);
+    }
+}
+
+static void convert_view(const pool_context_t *ctx, const cdnn_tensor_view_t *t,
+                         void *narrow, float *wide, int widen)
+{
+    int32_t inner = t->rank - 1;
+    for (int32_t d = 0; d < t->rank; d++)
+        if (t->dims[d] > 1 && t->strides[d] < t->strides[inner])
+            inner = d;
+    convert_job_t job = {t, narrow, wide, widen, inner};
+    int64_t rows = cpu_tensor_elements(t) / t->dims[inner];
+    cpu_parallel_for(cpu_threads_for(ctx->threads, rows, 64), rows, convert_rows, &job);
 }
 
 static void pool_destroy(void *context)
@@ -162,14 +236,22 @@ static cdnn_status_t pool_create(const cdnn_device_view_t *device,
     ctx->threads = cpu_threads_for(threads, units, 1 + (1 << 14) / (work > 0 ? work : 1));
     if (ctx->threads > POOL_MAX_THREADS)
         ctx->threads = POOL_MAX_THREADS;
+    ctx->narrow = ctx->x.type != CDNN_DATA_TYPE_F32;
+    if (ctx->narrow) {
+        ctx->ws_x = cpu_ws_reserve(&ctx->ws, (size_t)span_of(&ctx->x) * sizeof(float));
+        ctx->ws_y = cpu_ws_reserve(&ctx->ws, (size_t)span_of(&ctx->y) * sizeof(float));
+        if (ctx->backward)
+            ctx->ws_dx = cpu_ws_reserve(&ctx->ws,
+                                        (size_t)span_of(&ctx->dx) * sizeof(float));
+    }
     *context = ctx;
     return CDNN_STATUS_SUCCESS;
 }
 
 static cdnn_status_t pool_workspace_size(void *context, size_t *bytes)
 {
-    (void)context;
-    *bytes = 0;
+    const pool_context_t *ctx = context;
+    *bytes = ctx->ws.bytes;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -707,16 +789,9 @@ static void *pointer_of(const cdnn_exec_args_t *args, int64_t uid)
     return NULL;
 }
 
-static cdnn_status_t pool_execute(void *context, const cdnn_exec_args_t *args)
+/* The f32 work on f32 buffers (the caller's, or widened copies). */
+static cdnn_status_t pool_run(const pool_context_t *ctx, pool_job_t job)
 {
-    const pool_context_t *ctx = context;
-    pool_job_t job = {ctx, pointer_of(args, ctx->x_uid), pointer_of(args, ctx->y_uid),
-                      ctx->idx_uid == CDNN_UID_NONE ? NULL : pointer_of(args, ctx->idx_uid),
-                      ctx->backward ? pointer_of(args, ctx->dx_uid) : NULL, 0, 0, {0}, 0, 0};
-    if (!job.x || !job.y || (ctx->idx_uid != CDNN_UID_NONE && !job.idx) ||
-        (ctx->backward && !job.dx))
-        return sdk_fail(CDNN_STATUS_BAD_PARAM, "a pooling tensor has no pointer in the "
-                        "variant pack");
     if (ctx->backward) {
         if (ctx->backward_cl)
             cpu_parallel_for(ctx->threads, ctx->x.dims[0] * bwd_blocks(ctx),
@@ -741,6 +816,41 @@ static cdnn_status_t pool_execute(void *context, const cdnn_exec_args_t *args)
         cpu_parallel_for(ctx->threads, ctx->x.dims[0] * ctx->x.dims[1], pool_planes,
                          &job);
     return CDNN_STATUS_SUCCESS;
+}
+
+static cdnn_status_t pool_execute(void *context, const cdnn_exec_args_t *args)
+{
+    const pool_context_t *ctx = context;
+    pool_job_t job = {ctx, pointer_of(args, ctx->x_uid), pointer_of(args, ctx->y_uid),
+                      ctx->idx_uid == CDNN_UID_NONE ? NULL : pointer_of(args, ctx->idx_uid),
+                      ctx->backward ? pointer_of(args, ctx->dx_uid) : NULL, 0, 0, {0}, 0, 0};
+    if (!job.x || !job.y || (ctx->idx_uid != CDNN_UID_NONE && !job.idx) ||
+        (ctx->backward && !job.dx))
+        return sdk_fail(CDNN_STATUS_BAD_PARAM, "a pooling tensor has no pointer in the "
+                        "variant pack");
+    if (!ctx->narrow)
+        return pool_run(ctx, job);
+    if (!args->workspace)
+        return sdk_fail(CDNN_STATUS_BAD_PARAM, "the plan needs %zu bytes of workspace "
+                        "but none was given", ctx->ws.bytes);
+    /* f16/bf16: widen the inputs, run in f32, narrow the float output (f16
+     * and bf16 hold every value the f32 work makes of theirs but the
+     * averages' and gradients' sums, rounded once here). */
+    void *x = (void *)job.x, *y = job.y, *dx = job.dx;
+    float *xf = cpu_ws_at(args->workspace, ctx->ws_x);
+    float *yf = cpu_ws_at(args->workspace, ctx->ws_y);
+    float *dxf = ctx->backward ? cpu_ws_at(args->workspace, ctx->ws_dx) : NULL;
+    convert_view(ctx, &ctx->x, x, xf, 1);
+    if (ctx->backward)
+        convert_view(ctx, &ctx->y, y, yf, 1); /* dy */
+    job.x = xf;
+    job.y = yf;
+    job.dx = dxf;
+    cdnn_status_t st = pool_run(ctx, job);
+    if (st == CDNN_STATUS_SUCCESS)
+        convert_view(ctx, ctx->backward ? &ctx->dx : &ctx->y, ctx->backward ? dx : y,
+                     ctx->backward ? dxf : yf, 0);
+    return st;
 }
 
 const cpu_engine_t cpu_pool_engine = {

@@ -7,8 +7,8 @@ Usage:
 
 ENGINE (default cpu:reference) is the engine the pooling forward and
 backward graphs are pinned to, RESIZE_ENGINE (default cpu:reference) the
-resize graphs' engine, where they take the graph's type (cpu:pool and
-cpu:resize: f32); the others run on cpu:reference.  The oracles are PyTorch's
+resize graphs' engine, where they take the graph's type (cpu:pool: f32,
+f16 and bf16; cpu:resize: f32); the others run on cpu:reference.  The oracles are PyTorch's
 torch.nn.functional max_pool1d/2d/3d (with return_indices), avg_pool1d/2d/
 3d (count_include_pad both ways, ceil mode), their gradients by autograd,
 and interpolate (nearest, nearest-exact, linear/bilinear/trilinear with and
@@ -121,7 +121,9 @@ def report_tol(name, got, want, tol):
 
 
 def fwd_engine(dtype):
-    return ENGINE if dtype == "f32" else b"cpu:reference"
+    """The pooling graphs' engine: ENGINE but for f64 (cpu:pool takes f32,
+    f16 and bf16)."""
+    return ENGINE if dtype != "f64" else b"cpu:reference"
 
 
 def pool_case(name, mode, shape, dtype, k, s, pad, dil=1, ceil=False,
