@@ -107,6 +107,11 @@ if [ -x "$stage/bin/bench_gpu_matmul" ]; then
     check bench_gpu_matmul python3 bench/gpu/run.py "$stage/bin/bench_gpu_matmul" \
         "$stage/kernels" --out "$out/bench_gpu_matmul.txt"
 fi
+# The flash-attention kernels next to PyTorch's SDPA, device events, median.
+if [ -x "$stage/bin/bench_gpu_sdpa" ]; then
+    check bench_gpu_sdpa python3 bench/gpu/sdpa.py "$stage/bin/bench_gpu_sdpa" \
+        "$stage/kernels" --out "$out/bench_gpu_sdpa.txt"
+fi
 # cdnn plans (norms, pointwise, matmul+bias+gelu) through the public API
 # next to PyTorch and the device's copy bandwidth.
 if [ -x "$stage/bin/bench_gpu_plans" ]; then
@@ -118,6 +123,7 @@ cat "$out"/engines_cuda.log | head -3
 cat "$out"/demo.log
 echo
 [ -f "$out/bench_gpu_matmul.txt" ] && cat "$out/bench_gpu_matmul.txt" && echo
+[ -f "$out/bench_gpu_sdpa.txt" ] && cat "$out/bench_gpu_sdpa.txt" && echo
 [ -f "$out/bench_gpu_plans.txt" ] && cat "$out/bench_gpu_plans.txt" && echo
 echo "gpu: $(cat "$out/gpu.txt")"
 printf "%-34s %s\n" check result
