@@ -38,6 +38,7 @@ extern const cpu_engine_t cpu_index_engine;
 extern const cpu_engine_t cpu_pool_engine;
 extern const cpu_engine_t cpu_resize_engine;
 extern const cpu_engine_t cpu_norm_train_engine;
+extern const cpu_engine_t cpu_sdpa_bwd_engine;
 
 /** A deep copy of a graph view that an engine context can keep. */
 typedef struct cpu_graph {

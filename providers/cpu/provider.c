@@ -45,6 +45,8 @@ static const sdk_engine_t cpu_engines[] = {
      &cpu_resize_engine},
     {"cpu:norm_train", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
      &cpu_norm_train_engine},
+    {"cpu:sdpa_bwd", 10, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 1, &threads_knob,
+     &cpu_sdpa_bwd_engine},
     {"cpu:reference", 0, CPU_PAYLOAD_MAJOR, CPU_PAYLOAD_MINOR, 0, NULL,
      &cpu_reference_engine},
 };

@@ -78,9 +78,11 @@ void test_sdpa_fwd(void **state)
 }
 
 /* ------------------------------------------------------------------------
- * Backward (cpu:reference only, checked against PyTorch by
+ * Backward (cpu:reference checked against PyTorch by
  * tests/oracle/test_sdpa_bwd_torch.py): every layout of q, k, v, o, do
- * and the gradients gives what the packed layout gives.
+ * and the gradients gives what the packed layout gives, and cpu:sdpa_bwd
+ * (f32) gives what cpu:reference gives.  The backward also runs head size
+ * 64 with Sq != Sk both ways.
  * ------------------------------------------------------------------------ */
 
 enum { SB_DO = 5, SB_DQ = 6, SB_DK = 7, SB_DV = 8 };
@@ -112,6 +114,8 @@ static void sdpa_bwd_case(const sdpa_shape_t *s, const cdnn_sdpa_attr_t *a,
     int32_t rank = layout == H_PACKED ? 0 : 4;
     h_output(&c, SB_DQ, type, rank, q, layout);
     h_output(&c, SB_DK, CDNN_DATA_TYPE_F32, rank, k, layout);
+    if (type == CDNN_DATA_TYPE_F32) /* f32 in every tensor: cpu:sdpa_bwd */
+        h_expect(&c, "cpu:sdpa_bwd");
     h_output(&c, SB_DV, type, rank, v, layout);
     h_call(&c, cdnn_graph_sdpa_bwd(c.graph, "sdpa_bwd", a, SD_Q, SD_K, SD_V, SD_O,
                                    SB_DO, SB_DQ, SB_DK, SB_DV),
@@ -122,13 +126,17 @@ static void sdpa_bwd_case(const sdpa_shape_t *s, const cdnn_sdpa_attr_t *a,
 void test_sdpa_bwd(void **state)
 {
     (void)state;
-    static const cdnn_sdpa_attr_t attrs[] = {{0.0, 0}, {0.3, 1}};
-    for (size_t s = 0; s < 3; s++)
+    static const cdnn_sdpa_attr_t attrs[] = {{0.0, 0}, {0.3, 1}, {0.0, 1}};
+    static const sdpa_shape_t shapes[] = {
+        {1, 1, 4, 4, 8, 8},    {2, 3, 5, 7, 16, 8},     {1, 2, 9, 6, 4, 12},
+        {2, 2, 40, 24, 64, 64}, {1, 3, 17, 50, 64, 32},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (size_t a = 0; a < sizeof attrs / sizeof *attrs; a++)
             for (int t = 0; t < ops_float_type_count; t++) {
                 h_values_t packed = {0};
                 for (size_t l = 0; l < sizeof sdpa_layouts / sizeof *sdpa_layouts; l++)
-                    sdpa_bwd_case(&sdpa_shapes[s], &attrs[a], ops_float_types[t],
+                    sdpa_bwd_case(&shapes[s], &attrs[a], ops_float_types[t],
                                   sdpa_layouts[l], &packed);
                 h_values_free(&packed);
             }

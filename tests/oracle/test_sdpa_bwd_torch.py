@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Check cpu:reference's attention backward (sdpa_bwd) against PyTorch's
-autograd in float64.
+autograd in float64, and the fast engine cpu:sdpa_bwd (f32) pinned too.
 
 Usage:
     /usr/bin/python3 tests/oracle/test_sdpa_bwd_torch.py build/lib/libcdnn.so
@@ -34,6 +34,9 @@ oracle.STATUS_FUNCTIONS["cdnn_graph_sdpa_bwd"] = (
 # stored inputs, so an f32 gradient is off by its own rounding; a gradient
 # stored in the inputs' type by that type's.
 TOLERANCE = {"f32": 1e-6, "f16": 1e-3, "bf16": 8e-3}
+# cpu:sdpa_bwd (f32 tensors only) computes in f32 with sgemm: its scores,
+# probabilities and products each round, so it gets f32 accumulation's 1e-5.
+ENGINE_TOLERANCE = 1e-5
 
 
 def torch_grads(q, k, v, d_o, scale, causal):
@@ -58,7 +61,7 @@ def as_float(stored_array, dtype):
 
 
 def run_case(api, name, shape, dtype, causal, scale=0.0, grads_in_type=False,
-             heads_last=False):
+             heads_last=False, engine=b"cpu:reference"):
     b, h, sq, sk, d, dv = shape
     randn = oracle.randn
     if heads_last:  # [B, S, H, D] in memory, seen as [B, H, S, D]
@@ -82,8 +85,11 @@ def run_case(api, name, shape, dtype, causal, scale=0.0, grads_in_type=False,
         outs = [g.output(a.shape) for a in raw[:3]]
     attr = oracle.SdpaAttr(scale, 1 if causal else 0)
     g.op("sdpa_bwd", ctypes.byref(attr), *uids, *outs)
-    g.run()
+    g.build(engine)
+    g.execute()
     tol = TOLERANCE[dtype] if grads_in_type else TOLERANCE["f32"]
+    if engine != b"cpu:reference":
+        tol = ENGINE_TOLERANCE
     for what, uid, w in zip(("dq", "dk", "dv"), outs, want):
         got = g.result(uid)
         got = as_float(got, dtype) if grads_in_type else got
@@ -114,6 +120,14 @@ def main():
              True, scale=0.3, heads_last=True)
     run_case(api, "sdpa_bwd f16 scale 2, heads-last", SHAPES[2], "f16",
              False, scale=2.0, heads_last=True)
+    # The fast engine, pinned, on every f32 shape and a heads-last layout.
+    for shape in SHAPES:
+        for causal in (False, True):
+            name = (f"cpu:sdpa_bwd f32 {'x'.join(map(str, shape))}"
+                    f"{' causal' if causal else ''}")
+            run_case(api, name, shape, "f32", causal, engine=b"cpu:sdpa_bwd")
+    run_case(api, "cpu:sdpa_bwd f32 scale 0.3, heads-last", SHAPES[1], "f32",
+             True, scale=0.3, heads_last=True, engine=b"cpu:sdpa_bwd")
     failures = oracle.FAILURES
     print(f"{len(failures)} failure(s)" if failures else "all passed")
     return 1 if failures else 0
