@@ -513,6 +513,20 @@ static void test_cuda_round_trips(void **state)
         round_trip(&cases[i], 0);
 }
 
+/* g built on h with the matmul engine's candidate c: not SUCCESS where c
+ * does not apply (another dtype, or an arch this GPU lacks). */
+static cdnn_status_t build_matmul_candidate(cdnn_graph_t *g, cdnn_handle_t *h, int64_t c)
+{
+    cdnn_build_options_t *opts = NULL;
+    OK(cdnn_build_options_create(&opts));
+    OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(MATMUL_ENGINE)));
+    cdnn_status_t st = cdnn_build_options_set_knob(opts, CANDIDATE_KNOB, c);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = cdnn_graph_build(g, h, opts);
+    cdnn_build_options_destroy(opts);
+    return st;
+}
+
 /* Every candidate that applies on this device, by the candidate knob. */
 static void test_cuda_every_candidate(void **state)
 {
@@ -522,13 +536,7 @@ static void test_cuda_every_candidate(void **state)
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
             cdnn_graph_t *probe = kp_matmul_graph(&cases[i]);
             cdnn_handle_t *h = cuda_handle();
-            cdnn_build_options_t *opts = NULL;
-            OK(cdnn_build_options_create(&opts));
-            OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(MATMUL_ENGINE)));
-            cdnn_status_t st = cdnn_build_options_set_knob(opts, CANDIDATE_KNOB, c);
-            if (st == CDNN_STATUS_SUCCESS)
-                st = cdnn_graph_build(probe, h, opts);
-            cdnn_build_options_destroy(opts);
+            cdnn_status_t st = build_matmul_candidate(probe, h, c);
             cdnn_graph_destroy(probe);
             cdnn_handle_destroy(h);
             if (st != CDNN_STATUS_SUCCESS) /* another dtype, or an arch this GPU lacks */
@@ -602,14 +610,7 @@ static void test_cuda_plan_runs_on_a_thread_without_context(void **state)
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
             cdnn_graph_t *g = kp_matmul_graph(&cases[i]);
             cdnn_handle_t *h = cuda_handle();
-            cdnn_build_options_t *opts = NULL;
-            OK(cdnn_build_options_create(&opts));
-            OK(cdnn_build_options_pin_engine(opts, cdnn_engine_id_from_name(MATMUL_ENGINE)));
-            cdnn_status_t st = cdnn_build_options_set_knob(opts, CANDIDATE_KNOB, c);
-            if (st == CDNN_STATUS_SUCCESS)
-                st = cdnn_graph_build(g, h, opts);
-            cdnn_build_options_destroy(opts);
-            if (st == CDNN_STATUS_SUCCESS) {
+            if (build_matmul_candidate(g, h, c) == CDNN_STATUS_SUCCESS) {
                 kp_run_t here = device_run(g, h), there = kp_run_prepare(g);
                 kp_bytes_t plan = kp_save(g, CDNN_SAVE_PLAN);
                 bare_thread_run_t t = {&plan, &there, CDNN_STATUS_INTERNAL_ERROR};
