@@ -978,3 +978,37 @@ void h_run(h_case_t *c)
         run_engines(c);
     h_case_free(c);
 }
+
+void h_plan_round_trip(cdnn_graph_t *g, const char *engine, int32_t count,
+                       const int64_t *uids, void *const *first, void *const *second)
+{
+    cdnn_build_options_t *opts = NULL;
+    assert_int_equal(cdnn_build_options_create(&opts), CDNN_STATUS_SUCCESS);
+    assert_int_equal(cdnn_build_options_pin_engine(opts, h_engine_id(engine)), 0);
+    assert_int_equal(cdnn_graph_build(g, h_handle, opts), CDNN_STATUS_SUCCESS);
+    cdnn_build_options_destroy(opts);
+    size_t n = 0;
+    assert_int_equal(cdnn_graph_save(g, CDNN_SAVE_PLAN, NULL, 0, &n), CDNN_STATUS_SUCCESS);
+    unsigned char *bytes = malloc(n), *again = malloc(n);
+    assert_non_null(bytes);
+    assert_non_null(again);
+    assert_int_equal(cdnn_graph_save(g, CDNN_SAVE_PLAN, bytes, n, &n), CDNN_STATUS_SUCCESS);
+    cdnn_graph_t *plan = NULL;
+    assert_int_equal(cdnn_plan_load(&plan, h_handle, bytes, n), CDNN_STATUS_SUCCESS);
+    size_t ws_size = 0, ws_loaded = 0;
+    assert_int_equal(cdnn_graph_workspace_size(g, &ws_size), CDNN_STATUS_SUCCESS);
+    assert_int_equal(cdnn_graph_workspace_size(plan, &ws_loaded), CDNN_STATUS_SUCCESS);
+    assert_int_equal(ws_size, ws_loaded);
+    void *ws = malloc(ws_size ? ws_size : 1);
+    assert_non_null(ws);
+    assert_int_equal(cdnn_graph_execute(g, h_handle, count, uids, first, ws), 0);
+    assert_int_equal(cdnn_graph_execute(plan, h_handle, count, uids, second, ws), 0);
+    free(ws);
+    size_t m = 0;
+    assert_int_equal(cdnn_graph_save(plan, CDNN_SAVE_PLAN, again, n, &m), CDNN_STATUS_SUCCESS);
+    assert_int_equal(m, n);
+    assert_memory_equal(bytes, again, n);
+    cdnn_graph_destroy(plan);
+    free(bytes);
+    free(again);
+}

@@ -191,6 +191,13 @@ int h_prepare(h_case_t *c);
 unsigned char *h_buffer_new(const h_case_t *c, int i, unsigned char **raw);
 /** Pin the case's graph to an engine and build it; 0 on success. */
 int h_build_pinned(h_case_t *c, uint64_t id);
+
+/** g built on `engine`, saved as a plan and loaded on the same handle: the
+ * same workspace size, g executed on `first` and the plan on `second`
+ * (count tensors of uids each), and the plan re-saved to the same bytes.
+ * The caller compares the outputs and keeps g. */
+void h_plan_round_trip(cdnn_graph_t *g, const char *engine, int32_t count,
+                       const int64_t *uids, void *const *first, void *const *second);
 /** Execute the built graph with outs[i] for every output tensor i (other
  * entries ignored); returns the status and reports failures. */
 cdnn_status_t h_execute(const h_case_t *c, unsigned char *const *outs,

@@ -219,44 +219,16 @@ static void plan_round_trip(int topk, const char *engine)
     assert_int_equal(topk ? cdnn_graph_topk(g, "topk", &attr, IX_X, IX_Y, IX_I)
                           : cdnn_graph_gather_elements(g, "ge", 1, IX_X, IX_I, IX_Y),
                      CDNN_STATUS_SUCCESS);
-    cdnn_build_options_t *opts = NULL;
-    assert_int_equal(cdnn_build_options_create(&opts), CDNN_STATUS_SUCCESS);
-    assert_int_equal(cdnn_build_options_pin_engine(opts, h_engine_id(engine)), 0);
-    assert_int_equal(cdnn_graph_build(g, h_handle, opts), CDNN_STATUS_SUCCESS);
-    cdnn_build_options_destroy(opts);
-    size_t n = 0;
-    assert_int_equal(cdnn_graph_save(g, CDNN_SAVE_PLAN, NULL, 0, &n), CDNN_STATUS_SUCCESS);
-    unsigned char *bytes = malloc(n), *again = malloc(n);
-    assert_non_null(bytes);
-    assert_non_null(again);
-    assert_int_equal(cdnn_graph_save(g, CDNN_SAVE_PLAN, bytes, n, &n), CDNN_STATUS_SUCCESS);
-    cdnn_graph_t *plan = NULL;
-    assert_int_equal(cdnn_plan_load(&plan, h_handle, bytes, n), CDNN_STATUS_SUCCESS);
     const int64_t uids[3] = {IX_X, IX_Y, IX_I};
     void *first[3] = {x, a, topk ? (void *)at_a : (void *)idx};
     void *second[3] = {x, b, topk ? (void *)at_b : (void *)idx};
-    size_t ws_size = 0, ws_loaded = 0;
-    assert_int_equal(cdnn_graph_workspace_size(g, &ws_size), CDNN_STATUS_SUCCESS);
-    assert_int_equal(cdnn_graph_workspace_size(plan, &ws_loaded), CDNN_STATUS_SUCCESS);
-    assert_int_equal(ws_size, ws_loaded);
-    void *ws = malloc(ws_size ? ws_size : 1);
-    assert_non_null(ws);
-    assert_int_equal(cdnn_graph_execute(g, h_handle, 3, uids, first, ws), 0);
-    assert_int_equal(cdnn_graph_execute(plan, h_handle, 3, uids, second, ws), 0);
-    free(ws);
+    h_plan_round_trip(g, engine, 3, uids, first, second);
     assert_memory_equal(a, b, sizeof a);
     if (topk) {
         assert_memory_equal(at_a, at_b, sizeof at_a);
         assert_int_equal((int)at_a[0], 3); /* row 0 is -5 2 -2 5 1 -3 */
     }
-    size_t m = 0;
-    assert_int_equal(cdnn_graph_save(plan, CDNN_SAVE_PLAN, again, n, &m), CDNN_STATUS_SUCCESS);
-    assert_int_equal(m, n);
-    assert_memory_equal(bytes, again, n);
-    cdnn_graph_destroy(plan);
     cdnn_graph_destroy(g);
-    free(bytes);
-    free(again);
 }
 
 void test_index_plan_round_trip(void **state)

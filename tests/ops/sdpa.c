@@ -29,28 +29,36 @@ static const sdpa_shape_t sdpa_shapes[] = {
 
 static const h_layout_t sdpa_layouts[] = {H_PACKED, H_SWAP12, H_PADDED};
 
-static void sdpa_case(const sdpa_shape_t *s, const cdnn_sdpa_attr_t *a,
-                      cdnn_data_type_t type, h_layout_t layout,
-                      h_values_t *packed)
+/* A case of `op` on q [b,h,sq,d], k [b,h,sk,d] and v [b,h,sk,dv] in
+ * layout, kept as the packed reference or compared against it. */
+static void sdpa_begin(h_case_t *c, const char *op, const sdpa_shape_t *s,
+                       const cdnn_sdpa_attr_t *a, cdnn_data_type_t type,
+                       h_layout_t layout, h_values_t *packed)
 {
     const int64_t q[4] = {s->b, s->h, s->sq, s->d};
     const int64_t k[4] = {s->b, s->h, s->sk, s->d};
     const int64_t v[4] = {s->b, s->h, s->sk, s->dv};
-    const int64_t o[4] = {s->b, s->h, s->sq, s->dv};
-    h_case_t c;
-    h_begin(&c, H_ACCUMULATE,
-            "sdpa_fwd %s %s b%lld h%lld sq%lld sk%lld d%lld dv%lld "
-            "causal %d scale %g",
+    h_begin(c, H_ACCUMULATE,
+            "%s %s %s b%lld h%lld sq%lld sk%lld d%lld dv%lld causal %d scale %g", op,
             cdnn_data_type_name(type), h_layout_name(layout), (long long)s->b,
             (long long)s->h, (long long)s->sq, (long long)s->sk,
             (long long)s->d, (long long)s->dv, a->causal, a->scale);
     if (layout == H_PACKED)
-        c.keep = packed;
+        c->keep = packed;
     else
-        c.against = packed;
-    h_input(&c, SD_Q, type, 4, q, layout, H_WIDE);
-    h_input(&c, SD_K, type, 4, k, layout, H_WIDE);
-    h_input(&c, SD_V, type, 4, v, layout, H_UNIFORM);
+        c->against = packed;
+    h_input(c, SD_Q, type, 4, q, layout, H_WIDE);
+    h_input(c, SD_K, type, 4, k, layout, H_WIDE);
+    h_input(c, SD_V, type, 4, v, layout, H_UNIFORM);
+}
+
+static void sdpa_case(const sdpa_shape_t *s, const cdnn_sdpa_attr_t *a,
+                      cdnn_data_type_t type, h_layout_t layout,
+                      h_values_t *packed)
+{
+    const int64_t o[4] = {s->b, s->h, s->sq, s->dv};
+    h_case_t c;
+    sdpa_begin(&c, "sdpa_fwd", s, a, type, layout, packed);
     h_output(&c, SD_O, type, layout == H_PACKED ? 0 : 4, o, layout);
     h_call(&c, cdnn_graph_sdpa_fwd(c.graph, "sdpa", a, SD_Q, SD_K, SD_V, SD_O),
            "cdnn_graph_sdpa_fwd");
@@ -96,19 +104,7 @@ static void sdpa_bwd_case(const sdpa_shape_t *s, const cdnn_sdpa_attr_t *a,
     const int64_t v[4] = {s->b, s->h, s->sk, s->dv};
     const int64_t o[4] = {s->b, s->h, s->sq, s->dv};
     h_case_t c;
-    h_begin(&c, H_ACCUMULATE,
-            "sdpa_bwd %s %s b%lld h%lld sq%lld sk%lld d%lld dv%lld "
-            "causal %d scale %g",
-            cdnn_data_type_name(type), h_layout_name(layout), (long long)s->b,
-            (long long)s->h, (long long)s->sq, (long long)s->sk,
-            (long long)s->d, (long long)s->dv, a->causal, a->scale);
-    if (layout == H_PACKED)
-        c.keep = packed;
-    else
-        c.against = packed;
-    h_input(&c, SD_Q, type, 4, q, layout, H_WIDE);
-    h_input(&c, SD_K, type, 4, k, layout, H_WIDE);
-    h_input(&c, SD_V, type, 4, v, layout, H_UNIFORM);
+    sdpa_begin(&c, "sdpa_bwd", s, a, type, layout, packed);
     h_input(&c, SD_O, type, 4, o, layout, H_UNIFORM);
     h_input(&c, SB_DO, type, 4, o, layout, H_UNIFORM);
     int32_t rank = layout == H_PACKED ? 0 : 4;
