@@ -25,6 +25,7 @@
 // cross the diagonal or the end of the keys are masked to -inf.  Blocks
 // take their tiles in an order that keeps K and V in L2 (work_of).
 #include "common.cuh"
+#include "hopper_async.cuh"
 #include "sdpa_tma.h"
 #include "sdpa_wgmma_ops.cuh"
 
@@ -39,93 +40,6 @@ static_assert(kRows == kKeys, "Q, K and V boxes share one shape");
 constexpr float kLog2e = 1.4426950408889634f;
 // Named barriers 0 is __syncthreads'; the consumers' turns use 8 and 9.
 constexpr int kTurnBarrier = 8;
-
-__device__ __forceinline__ uint32_t smem_address(const void *p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// ---- mbarriers ----------------------------------------------------------------------------
-
-__device__ __forceinline__ void barrier_init(uint32_t bar, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-
-// Arrive and announce `bytes` of TMA traffic that will complete this phase.
-__device__ __forceinline__ void barrier_expect_bytes(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
-                 "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void barrier_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-// Wait until the phase of parity `parity` has completed.
-__device__ __forceinline__ void barrier_wait(uint32_t bar, uint32_t parity) {
-    asm volatile("{\n"
-                 ".reg .pred done;\n"
-                 "wait_again:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra wait_again;\n"
-                 "}\n" ::"r"(bar),
-                 "r"(parity)
-                 : "memory");
-}
-
-// ---- TMA ----------------------------------------------------------------------------------
-
-// The box of `map` at (feature, row, head, batch) into shared memory at dst;
-// completes its bytes on bar.
-__device__ __forceinline__ void tma_load(uint32_t dst, const cdnn_cuda_tensor_map_t *map,
-                                         uint32_t bar, int32_t c0, int32_t c1, int32_t c2,
-                                         int32_t c3) {
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
-                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2),
-                 "r"(c3)
-                 : "memory");
-}
-
-__device__ __forceinline__ void tma_prefetch_map(const cdnn_cuda_tensor_map_t *map) {
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
-}
-
-// ---- wgmma --------------------------------------------------------------------------------
-
-// A shared-memory matrix descriptor with the 128-byte swizzle: start
-// address, leading and stride byte offsets (all in 16-byte units).
-__device__ __forceinline__ uint64_t smem_descriptor(uint32_t address, uint32_t leading,
-                                                   uint32_t stride) {
-    return uint64_t((address & 0x3FFFF) >> 4) | (uint64_t(leading >> 4) << 16) |
-           (uint64_t(stride >> 4) << 32) | (uint64_t(1) << 62);
-}
-
-__device__ __forceinline__ void wgmma_fence() {
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit() {
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int Pending>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
-}
-
-// Keeps the compiler from reading (or moving) an accumulator across the
-// wgmma wait before it: the register is "written" here, after the wait.
-template <int N>
-__device__ __forceinline__ void fence_registers(float (&d)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-        asm volatile("" : "+f"(d[i])::"memory");
-}
-template <int N>
-__device__ __forceinline__ void fence_registers(uint32_t (&d)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-        asm volatile("" : "+r"(d[i])::"memory");
-}
 
 // S (64 x 128 keys) = Q rows (64 x D) K tile^T: D / 16 steps; Q and K are
 // K-major, D / 64 boxes of 128 rows each.
