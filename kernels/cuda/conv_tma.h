@@ -96,6 +96,59 @@ static inline const char *cdnn_cuda_conv_tma_refusal(const cdnn_cuda_conv_params
     return NULL;
 }
 
+/**
+ * NULL if the direct-epilogue Hopper conv kernels (metadata
+ * epilogue=direct) can run p, else why not: what the TMA kernels take, with
+ * y's channels contiguous (each lane stores its pairs of adjacent filters).
+ */
+static inline const char *cdnn_cuda_conv_direct_refusal(const cdnn_cuda_conv_params_t *p,
+                                                        int check_pointers)
+{
+    const char *why = cdnn_cuda_conv_tma_refusal(p, check_pointers);
+    if (why)
+        return why;
+    if (p->y_strides[3] != 1)
+        return "the direct-epilogue conv kernels need y's channels contiguous";
+    return NULL;
+}
+
+/**
+ * NULL if the stem kernels (cuda_kernel.h, CDNN_CUDA_CONV_STEM_*; metadata
+ * stem=1) can run p, else why not (a static string).  With check_pointers
+ * 0 only the layout is judged; with 1 the addresses too.
+ */
+static inline const char *cdnn_cuda_conv_stem_refusal(const cdnn_cuda_conv_params_t *p,
+                                                       int check_pointers)
+{
+    const int64_t *xs = p->x_strides, *ws = p->w_strides, *ys = p->y_strides;
+    const int64_t margin = CDNN_CUDA_CONV_STEM_MARGIN, row = p->w * p->c;
+    if (p->x_type != p->w_type || (p->x_type != CDNN_CUDA_F16 && p->x_type != CDNN_CUDA_BF16))
+        return "the stem conv kernels convolve f16 or bf16, the same for x and w";
+    if (p->r != CDNN_CUDA_CONV_STEM_R || p->s != CDNN_CUDA_CONV_STEM_S ||
+        p->c != CDNN_CUDA_CONV_STEM_C || p->stride_h != CDNN_CUDA_CONV_STEM_STRIDE ||
+        p->stride_w != CDNN_CUDA_CONV_STEM_STRIDE || p->dilation_h != 1 || p->dilation_w != 1)
+        return "the stem conv kernels take only their filter size, channels and stride "
+               "(cuda_kernel.h, CDNN_CUDA_CONV_STEM_*), undilated";
+    if (p->q > CDNN_CUDA_CONV_STEM_TILE_M || p->k > CDNN_CUDA_CONV_STEM_TILE_N)
+        return "the stem conv kernels take output rows of at most 128 pixels and at most 64 "
+               "filters";
+    if (row % 8 != 0 || row > CDNN_CUDA_CONV_STEM_ROW_MAX)
+        return "the stem conv kernels need w * c a multiple of 8 and at most 1024";
+    if (xs[3] != 1 || xs[2] != p->c || xs[1] % 8 != 0 || xs[0] % 8 != 0 || xs[1] < row)
+        return "the stem conv kernels need x channels-contiguous with packed pixels and row "
+               "and image strides multiples of 8 elements";
+    if (ws[3] != 1 || ws[2] != p->c || ws[1] != p->s * p->c)
+        return "the stem conv kernels need each filter packed r x s x c";
+    if (p->pad_w * p->c > margin ||
+        ((p->q - 1) * p->stride_w - p->pad_w + p->s - p->w) * p->c > margin)
+        return "the stem conv kernels take a left and right overhang of at most 24 elements";
+    if (ys[3] != 1)
+        return "the stem conv kernels need y's channels contiguous";
+    if (check_pointers && (((uintptr_t)p->x) & 15) != 0)
+        return "the stem conv kernels need x at a 16-byte aligned address";
+    return NULL;
+}
+
 /* The GEMM the conv amounts to, for the kernels' consumers and epilogue:
  * rows the output pixels in (image, i, j) order, columns the filters. */
 static inline void cdnn_cuda_conv_tma_gemm(const cdnn_cuda_conv_params_t *p,

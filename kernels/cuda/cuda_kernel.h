@@ -535,6 +535,57 @@ typedef struct cdnn_cuda_conv_params {
     X(256, 64, 5)                        \
     X(128, 64, 8)
 
+/* cdnn_cuda_conv_wgmma_direct_{f16,bf16}_TMxTN: the same kernels with the
+ * direct epilogue (each lane finishes its own accumulator pairs in
+ * registers and stores them as 4-byte words; no shared-memory round trip):
+ * the same params, maps and launch; they take only y with channels
+ * contiguous (y_strides[3] == 1).  Metadata "epilogue=direct".  X(tile_m, tile_n,
+ * stages) */
+#define CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS(X) \
+    X(128, 256, 4)                              \
+    X(128, 128, 6)                              \
+    X(256, 64, 5)                               \
+    X(128, 64, 8)
+
+/* The stem kernels (conv_wgmma.cu, sm_90a): cdnn_cuda_conv_stem_{f16,bf16}
+ * take the convolutions whose few input channels the im2col map cannot
+ * walk (its pixel stride must be a multiple of 16 bytes): ResNet's 7x7
+ * stride-2 stem over c = 3.  A block's tile is one output row (q <= 128
+ * pixels) x all k <= 64 filters; its producer warpgroup copies the r input
+ * rows the output row reads (16-byte loads; rows outside x are zeros) into
+ * shared memory beside zero margins and repacks them into the A tile of
+ * r * s * c taps (zero-padded to DEPTH, 128-byte swizzled); the filter
+ * stays in shared memory for the whole launch; two wgmma consumer
+ * warpgroups (64 pixels each, n 64) finish with the direct epilogue.
+ * Params: cdnn_cuda_conv_params_t.  Layouts (conv_tma.h,
+ * cdnn_cuda_conv_stem_refusal): x and w of the kernel's dtype; r, s, c and
+ * both strides as below, dilation 1; x channels-contiguous with packed
+ * pixels, row and image strides multiples of 8 elements, 16-byte aligned;
+ * w * c a multiple of 8 and at most ROW_MAX; the filter packed KRSC per
+ * filter; pad_w * c and the right overhang within MARGIN elements; y of
+ * f32, f16 or bf16 with channels contiguous.  Launch: persistent, grid (G, 1, 1) for any G >= 1 (min(n * p,
+ * multiprocessors) the fast choice), block (384, 1, 1), dynamic smem
+ * CDNN_CUDA_CONV_STEM_SMEM.  Metadata "stem=1". */
+#define CDNN_CUDA_CONV_STEM_R 7
+#define CDNN_CUDA_CONV_STEM_S 7
+#define CDNN_CUDA_CONV_STEM_C 3
+#define CDNN_CUDA_CONV_STEM_STRIDE 2
+#define CDNN_CUDA_CONV_STEM_TILE_M 128 /* output pixels of a row, at most */
+#define CDNN_CUDA_CONV_STEM_TILE_N 64  /* filters, at most */
+#define CDNN_CUDA_CONV_STEM_STAGES 3
+#define CDNN_CUDA_CONV_STEM_ROW_MAX 1024 /* w * c, elements */
+#define CDNN_CUDA_CONV_STEM_MARGIN 24    /* zero elements either side of a staged row */
+#define CDNN_CUDA_CONV_STEM_THREADS 384
+#define CDNN_CUDA_CONV_STEM_DEPTH                                                   \
+    ((CDNN_CUDA_CONV_STEM_R * CDNN_CUDA_CONV_STEM_S * CDNN_CUDA_CONV_STEM_C + 63) / 64 * 64)
+/* 1 KiB of alignment slack, the A ring, the filter, the staged rows, the
+ * barriers. */
+#define CDNN_CUDA_CONV_STEM_SMEM                                                          \
+    (1024 + CDNN_CUDA_CONV_STEM_STAGES * CDNN_CUDA_CONV_STEM_TILE_M * CDNN_CUDA_CONV_STEM_DEPTH * 2 + \
+     CDNN_CUDA_CONV_STEM_TILE_N * CDNN_CUDA_CONV_STEM_DEPTH * 2 +                          \
+     CDNN_CUDA_CONV_STEM_R * (CDNN_CUDA_CONV_STEM_ROW_MAX + 2 * CDNN_CUDA_CONV_STEM_MARGIN) * 2 + \
+     CDNN_CUDA_CONV_STEM_STAGES * 16)
+
 typedef struct cdnn_cuda_conv_tma_params {
     cdnn_cuda_conv_params_t conv;
     cdnn_cuda_matmul_params_t gemm;

@@ -23,7 +23,14 @@
  * mma.sync kernels take them), misaligned addresses BAD_PARAM at run.
  * Their launch values end with tile_m and tile_n; they are persistent:
  * grid (tiles, 1) in the values, at run no more blocks than the device
- * has multiprocessors.
+ * has multiprocessors.  Those whose metadata says epilogue=direct take
+ * only y with channels contiguous (cdnn_cuda_conv_direct_refusal).
+ *
+ * Kernels whose metadata says stem=1 (conv_wgmma.cu's stem kernels, few
+ * input channels) take the plain params, a tile per output row: grid
+ * (n * p, 1) in the values, capped at run as the persistent ones; their
+ * launch values end with a marker (STEM_MARK).  conv_tma.h's
+ * cdnn_cuda_conv_stem_refusal says which convolutions they take.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +56,14 @@ enum {
     V_COUNT,
     /* tensor-map kernels only */
     V_TMA_TILE_M = V_COUNT, V_TMA_TILE_N,
-    V_TMA_COUNT
+    V_TMA_COUNT,
+    /* stem kernels only */
+    V_STEM_MARK = V_COUNT,
+    V_STEM_COUNT
 };
+/* Marks a stem launch's values (they are one longer than the plain ones). */
+#define STEM_MARK 0x5374656dLL
+enum { LAUNCH_PLAIN, LAUNCH_TMA, LAUNCH_TMA_DIRECT, LAUNCH_STEM };
 
 /* What the kernels index in 32 bits (cuda_kernel.h). */
 #define GEMM_SIZE_MAX ((int64_t)1 << 30)
@@ -98,7 +111,7 @@ static void put_shape(int64_t *v, const conv_cuda_pattern_t *p)
 }
 
 static cdnn_status_t put_launch(int64_t *v, const conv_cuda_pattern_t *p,
-                                const sdk_kpack_kv_t *m, int32_t n, int tensor_maps)
+                                const sdk_kpack_kv_t *m, int32_t n, int kind)
 {
     int64_t tile_m = 0, tile_n = 0, threads = 0, smem = 0;
     cdnn_status_t st = kernel_metadata_int(m, n, "tile_m", 16, 1024, &tile_m);
@@ -117,11 +130,15 @@ static cdnn_status_t put_launch(int64_t *v, const conv_cuda_pattern_t *p,
                         "grid holds (%d)", (long long)columns, MAX_GRID_Y);
     v[V_GRID_X] = rows;
     v[V_GRID_Y] = columns;
-    if (tensor_maps) { /* persistent: every tile in x, capped at run */
+    if (kind == LAUNCH_TMA || kind == LAUNCH_TMA_DIRECT) { /* persistent: capped at run */
         v[V_GRID_X] = rows * columns;
         v[V_GRID_Y] = 1;
         v[V_TMA_TILE_M] = tile_m;
         v[V_TMA_TILE_N] = tile_n;
+    } else if (kind == LAUNCH_STEM) { /* a tile per output row, capped at run */
+        v[V_GRID_X] = p->n * p->p;
+        v[V_GRID_Y] = 1;
+        v[V_STEM_MARK] = STEM_MARK;
     }
     v[V_BLOCK] = threads;
     v[V_SMEM] = smem;
@@ -146,17 +163,20 @@ static void params_layout(const int64_t *v, cdnn_cuda_conv_params_t *p)
     memcpy(p->y_strides, v + V_Y + T_STRIDES, sizeof p->y_strides);
 }
 
-/* Tensor-map kernels: the layout must suit TMA (conv_tma.h). */
-static cdnn_status_t check_tensor_maps(const int64_t *v)
+/* Tensor-map and stem kernels: the layout must suit them (conv_tma.h). */
+static cdnn_status_t check_layout(const int64_t *v, int kind)
 {
     cdnn_cuda_conv_params_t p;
     params_layout(v, &p);
-    const char *why = cdnn_cuda_conv_tma_refusal(&p, 0);
+    const char *why = kind == LAUNCH_TMA          ? cdnn_cuda_conv_tma_refusal(&p, 0)
+                      : kind == LAUNCH_TMA_DIRECT ? cdnn_cuda_conv_direct_refusal(&p, 0)
+                      : kind == LAUNCH_STEM       ? cdnn_cuda_conv_stem_refusal(&p, 0)
+                                                  : NULL;
     return why ? sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%s", why) : CDNN_STATUS_SUCCESS;
 }
 
 static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
-                                 const sdk_kpack_kv_t *m, int32_t n, int tensor_maps)
+                                 const sdk_kpack_kv_t *m, int32_t n, int kind)
 {
     conv_cuda_pattern_t p;
     cdnn_status_t st = conv_cuda_pattern_of(g, &p);
@@ -165,7 +185,7 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
     if (st == CDNN_STATUS_SUCCESS)
         st = check_sizes(&p);
     if (st == CDNN_STATUS_SUCCESS)
-        st = put_launch(v, &p, m, n, tensor_maps);
+        st = put_launch(v, &p, m, n, kind);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     v[V_PARALLELISM] = 1;
@@ -180,7 +200,20 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
         v[V_BIAS_STRIDE] = p.bias_stride;
     }
     v[V_ACTIVATION] = p.activation;
-    return tensor_maps ? check_tensor_maps(v) : CDNN_STATUS_SUCCESS;
+    return check_layout(v, kind);
+}
+
+/* Which launch the kernel's metadata asks for. */
+static int launch_kind(const sdk_kpack_kv_t *m, int32_t n)
+{
+    const char *maps = kernel_metadata(m, n, "tensor_maps");
+    const char *epilogue = kernel_metadata(m, n, "epilogue");
+    const char *stem = kernel_metadata(m, n, "stem");
+    if (stem && strcmp(stem, "1") == 0)
+        return LAUNCH_STEM;
+    if (maps && strcmp(maps, "1") == 0)
+        return epilogue && strcmp(epilogue, "direct") == 0 ? LAUNCH_TMA_DIRECT : LAUNCH_TMA;
+    return LAUNCH_PLAIN;
 }
 
 static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *metadata,
@@ -188,18 +221,17 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
                             int32_t *count)
 {
     (void)threads; /* a grid, not host threads */
-    const char *maps = kernel_metadata(metadata, metadata_count, "tensor_maps");
-    int tensor_maps = maps && strcmp(maps, "1") == 0;
+    int kind = launch_kind(metadata, metadata_count);
     int64_t *v = calloc(V_TMA_COUNT, sizeof *v);
     if (!v)
         return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
-    cdnn_status_t st = derive_into(v, g, metadata, metadata_count, tensor_maps);
+    cdnn_status_t st = derive_into(v, g, metadata, metadata_count, kind);
     if (st != CDNN_STATUS_SUCCESS) {
         free(v);
         return st;
     }
     *values = v;
-    *count = tensor_maps ? V_TMA_COUNT : V_COUNT;
+    *count = kind == LAUNCH_STEM ? V_STEM_COUNT : kind == LAUNCH_PLAIN ? V_COUNT : V_TMA_COUNT;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -270,10 +302,17 @@ static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
     cdnn_cuda_conv_tma_params_t t;
     const int64_t *v = l->values;
     const int tma = l->value_count == V_TMA_COUNT;
+    const int stem = l->value_count == V_STEM_COUNT && v[V_STEM_MARK] == STEM_MARK;
     void *params[] = {&t.conv};
     cdnn_status_t st = tma ? tma_params_of(l, args, &t) : params_of(v, args, &t.conv);
+    if (st == CDNN_STATUS_SUCCESS && stem) {
+        const char *why = cdnn_cuda_conv_stem_refusal(&t.conv, 1);
+        if (why)
+            st = sdk_fail(CDNN_STATUS_BAD_PARAM, "kernel %s: %s", l->kernel_id, why);
+    }
     unsigned grid[3] = {(unsigned)v[V_GRID_X], (unsigned)v[V_GRID_Y], 1};
-    if (tma && l->cuda->multiprocessors > 0 && grid[0] > (unsigned)l->cuda->multiprocessors)
+    if ((tma || stem) && l->cuda->multiprocessors > 0 &&
+        grid[0] > (unsigned)l->cuda->multiprocessors)
         grid[0] = (unsigned)l->cuda->multiprocessors; /* persistent blocks */
     return st ? st
               : cuda_code_launch(l->cuda, grid, (unsigned)v[V_BLOCK], (unsigned)v[V_SMEM],

@@ -213,6 +213,42 @@ static void conv_wgmma(int tm, int tn, int stages)
 }
 #endif
 
+#ifdef CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS
+/* The same with the direct epilogue (epilogue=direct). */
+static void conv_wgmma_direct(int tm, int tn, int stages)
+{
+    static const char *const dtypes[] = {"f16", "bf16"};
+    for (int i = 0; i < 2; i++) {
+        truth_t *t = new_truth("cuda-conv-v1", "conv_wgmma",
+                               "cdnn_cuda_conv_wgmma_direct_%s_%dx%d", dtypes[i], tm, tn);
+        exact_text(t, "dtype", dtypes[i]);
+        exact(t, "tile_m", tm);
+        exact(t, "tile_n", tn);
+        exact(t, "threads", CDNN_CUDA_MATMUL_WGMMA_THREADS);
+        exact(t, "smem", CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages));
+        exact(t, "tensor_maps", 1);
+        exact_text(t, "epilogue", "direct");
+    }
+}
+#endif
+
+#ifdef CDNN_CUDA_CONV_STEM_SMEM
+/* The stem kernels (conv_wgmma.cu, stem=1): a tile per output row. */
+static void conv_stem(void)
+{
+    static const char *const dtypes[] = {"f16", "bf16"};
+    for (int i = 0; i < 2; i++) {
+        truth_t *t = new_truth("cuda-conv-v1", "conv_wgmma", "cdnn_cuda_conv_stem_%s", dtypes[i]);
+        exact_text(t, "dtype", dtypes[i]);
+        exact(t, "tile_m", CDNN_CUDA_CONV_STEM_TILE_M);
+        exact(t, "tile_n", CDNN_CUDA_CONV_STEM_TILE_N);
+        exact(t, "threads", CDNN_CUDA_CONV_STEM_THREADS);
+        exact(t, "smem", CDNN_CUDA_CONV_STEM_SMEM);
+        exact(t, "stem", 1);
+    }
+}
+#endif
+
 /* cuda-matmul-v1, f32 SIMT: threads (tile_m / rows) * (tile_n / cols),
  * static shared memory only. */
 static void matmul_f32(int tm, int tn, int rows, int cols)
@@ -277,6 +313,14 @@ static void make_truths(void)
 #define CONV_WGMMA(tm, tn, stages) conv_wgmma(tm, tn, stages);
     CDNN_CUDA_CONV_WGMMA_CONFIGS(CONV_WGMMA)
 #undef CONV_WGMMA
+#endif
+#ifdef CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS
+#define CONV_WGMMA_DIRECT(tm, tn, stages) conv_wgmma_direct(tm, tn, stages);
+    CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS(CONV_WGMMA_DIRECT)
+#undef CONV_WGMMA_DIRECT
+#endif
+#ifdef CDNN_CUDA_CONV_STEM_SMEM
+    conv_stem();
 #endif
     /* __launch_bounds__(256); the handler picks the grid. */
     truth_t *t = new_truth("cuda-pointwise-v1", "pointwise", "cdnn_cuda_pointwise");

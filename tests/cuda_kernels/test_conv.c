@@ -248,7 +248,7 @@ static const conv_case_t tma_cases[] = {
 #define TMA_CASE_COUNT ((int)(sizeof tma_cases / sizeof tma_cases[0]))
 
 static void conv_tma_run_kernel(test_state_t *state, sdk_cu_module module,
-                                const conv_kernel_t *kernel) {
+                                const conv_kernel_t *kernel, int direct) {
     const gpu_t *gpu = state->gpu;
     sdk_cu_function fn = gpu_function(gpu, module, kernel->symbol);
     gpu_check(gpu, gpu->cu->func_set_attribute(fn, GPU_FUNC_MAX_DYNAMIC_SHARED, (int)kernel->smem),
@@ -260,7 +260,8 @@ static void conv_tma_run_kernel(test_state_t *state, sdk_cu_module module,
         cdnn_cuda_conv_tma_params_t t;
         memset(&t, 0, sizeof t);
         t.conv = r.p;
-        const char *why = cdnn_cuda_conv_tma_refusal(&t.conv, 1);
+        const char *why = direct ? cdnn_cuda_conv_direct_refusal(&t.conv, 1)
+                                 : cdnn_cuda_conv_tma_refusal(&t.conv, 1);
         if (why) {
             printf("FAIL %s case %d: the test's layout is refused: %s\n", kernel->symbol, i, why);
             check.bad++;
@@ -311,6 +312,80 @@ static void conv_tma_refusals(test_state_t *state) {
     test_report(state, "conv_wgmma refusals", 5, &refusals);
 }
 
+/* ---- the stem kernels (conv_wgmma.cu): 7x7 stride 2 over 3 channels ----------------------
+ *
+ * Cases: ResNet's stem padding (3) on small images, an output row of 112
+ * pixels (224 wide, as ResNet's), unequal pads, filters not a multiple of
+ * 8 (17, 40), y with padded channels (unaligned pairs), x with pitched
+ * rows, rows and columns whose windows run past x on either side; every
+ * output type, a bias (packed and strided), each activation.  Persistent:
+ * a block per output row on odd cases, else 1 to 3 blocks. */
+static const conv_case_t stem_cases[] = {
+    {2, 30, 32, 3, 64, 7, 7, 3, 3, 2, 2, 1, 1, X_NHWC, W_KRSC, 0},
+    {1, 9, 224, 3, 40, 7, 7, 3, 3, 2, 2, 1, 1, X_NHWC, W_KRSC, 1},
+    {3, 11, 40, 3, 17, 7, 7, 2, 3, 2, 2, 1, 1, X_NHWC, W_KRSC, 1},
+    {2, 13, 64, 3, 64, 7, 7, 3, 3, 2, 2, 1, 1, X_NHWC_PITCHED, W_KRSC, 0},
+    {1, 16, 224, 3, 64, 7, 7, 3, 3, 2, 2, 1, 1, X_NHWC, W_KRSC, 0},
+    {2, 8, 16, 3, 33, 7, 7, 0, 1, 2, 2, 1, 1, X_NHWC, W_KRSC, 0},
+};
+#define STEM_CASE_COUNT ((int)(sizeof stem_cases / sizeof stem_cases[0]))
+
+static void conv_stem_run_kernel(test_state_t *state, sdk_cu_module module,
+                                 const conv_kernel_t *kernel) {
+    const gpu_t *gpu = state->gpu;
+    sdk_cu_function fn = gpu_function(gpu, module, kernel->symbol);
+    gpu_check(gpu, gpu->cu->func_set_attribute(fn, GPU_FUNC_MAX_DYNAMIC_SHARED, (int)kernel->smem),
+              "cuFuncSetAttribute");
+    check_t check = {0};
+    for (int i = 0; i < STEM_CASE_COUNT; ++i) {
+        conv_run_t r;
+        conv_prepare_case(gpu, &state->rng, kernel, &stem_cases[i], i, &r);
+        const char *why = cdnn_cuda_conv_stem_refusal(&r.p, 1);
+        if (why) {
+            printf("FAIL %s case %d: the test's layout is refused: %s\n", kernel->symbol, i, why);
+            check.bad++;
+            conv_release(gpu, &r);
+            continue;
+        }
+        const int64_t tiles = r.p.n * r.p.p;
+        const int64_t blocks = i % 2 || tiles < 1 + i % 3 ? tiles : 1 + i % 3;
+        gpu_launch(gpu, fn, (unsigned)blocks, 1, 1, (unsigned)kernel->threads, kernel->smem, &r.p);
+        gpu_sync(gpu);
+        tensor_fetch(gpu, &r.y);
+        conv_compare(&r, &r.y, &check);
+        conv_release(gpu, &r);
+    }
+    test_report(state, kernel->symbol, STEM_CASE_COUNT, &check);
+}
+
+/* What the stem kernels cannot take is refused, not run. */
+static void conv_stem_refusals(test_state_t *state) {
+    cdnn_cuda_conv_params_t p = {.n = 1, .h = 224, .w = 224, .c = 3, .k = 64, .r = 7, .s = 7,
+                                 .p = 112, .q = 112, .pad_h = 3, .pad_w = 3, .stride_h = 2,
+                                 .stride_w = 2, .dilation_h = 1, .dilation_w = 1,
+                                 .x_strides = {150528, 672, 3, 1}, .w_strides = {147, 21, 3, 1},
+                                 .y_strides = {802816, 7168, 64, 1}, .x_type = CDNN_CUDA_F16,
+                                 .w_type = CDNN_CUDA_F16, .y_type = CDNN_CUDA_F16};
+    check_t refusals = {0};
+    refusals.compared = 5;
+    if (cdnn_cuda_conv_stem_refusal(&p, 0))
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "stem refused");
+    cdnn_cuda_conv_params_t odd = p;
+    odd.c = 4, odd.x_strides[2] = 4, odd.w_strides[2] = 4, odd.w_strides[1] = 28;
+    if (!cdnn_cuda_conv_stem_refusal(&odd, 0)) /* 4 channels */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "c 4 taken");
+    odd = p, odd.k = 65;
+    if (!cdnn_cuda_conv_stem_refusal(&odd, 0)) /* more filters than a tile */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "k 65 taken");
+    odd = p, odd.pad_w = 9;
+    if (!cdnn_cuda_conv_stem_refusal(&odd, 0)) /* a left overhang past the margin */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "pad 9 taken");
+    odd = p, odd.x = (const void *)(uintptr_t)8;
+    if (!cdnn_cuda_conv_stem_refusal(&odd, 1)) /* x at 8 bytes past 16 */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "misaligned x taken");
+    test_report(state, "conv_stem refusals", 5, &refusals);
+}
+
 void test_conv_wgmma(test_state_t *state, sdk_cu_module module) {
     conv_tma_refusals(state);
 #define CONV_WGMMA_KERNELS(tm, tn, stages)                                                      \
@@ -320,8 +395,31 @@ void test_conv_wgmma(test_state_t *state, sdk_cu_module module) {
                            .smem = CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages)};                \
         snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_wgmma_%s_%dx%d", d ? "bf16" : "f16", \
                  tm, tn);                                                                       \
-        conv_tma_run_kernel(state, module, &k);                                                 \
+        conv_tma_run_kernel(state, module, &k, 0);                                              \
     }
     CDNN_CUDA_CONV_WGMMA_CONFIGS(CONV_WGMMA_KERNELS)
 #undef CONV_WGMMA_KERNELS
+    /* The direct epilogue (v2): the same cases; y f32, f16 and bf16, packed
+     * and with padded channels (odd pixel strides: the unaligned pairs). */
+#define CONV_WGMMA_DIRECT_KERNELS(tm, tn, stages)                                               \
+    for (int d = 0; d < 2; ++d) {                                                               \
+        conv_kernel_t k = {.type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,             \
+                           .tile_n = tn, .threads = CDNN_CUDA_MATMUL_WGMMA_THREADS,              \
+                           .smem = CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages)};                \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_wgmma_direct_%s_%dx%d",              \
+                 d ? "bf16" : "f16", tm, tn);                                                   \
+        conv_tma_run_kernel(state, module, &k, 1);                                              \
+    }
+    CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS(CONV_WGMMA_DIRECT_KERNELS)
+#undef CONV_WGMMA_DIRECT_KERNELS
+    conv_stem_refusals(state);
+    for (int d = 0; d < 2; ++d) {
+        conv_kernel_t k = {.type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16,
+                           .tile_m = CDNN_CUDA_CONV_STEM_TILE_M,
+                           .tile_n = CDNN_CUDA_CONV_STEM_TILE_N,
+                           .threads = CDNN_CUDA_CONV_STEM_THREADS,
+                           .smem = CDNN_CUDA_CONV_STEM_SMEM};
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_stem_%s", d ? "bf16" : "f16");
+        conv_stem_run_kernel(state, module, &k);
+    }
 }
