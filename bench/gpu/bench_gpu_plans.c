@@ -57,6 +57,7 @@ static const bench_case_t cases[] = {
     {OP_MATMUL_BIAS_GELU, "matmul_bias_gelu", BF16, {8192, 8192, 8192}},
     /* A decode step: memory-bound on b, timed in GB/s against the copy. */
     {OP_MATMUL_SMALL_M, "matmul_small_m", BF16, {16, 8192, 8192}},
+    {OP_MATMUL_SMALL_M, "matmul_small_m_f16", F16, {16, 8192, 8192}},
     /* ResNet-50's convolutions at N 64 (issue 11): the 7x7 stride-2 stem,
      * the 3x3 of each stage, the 1x1 reductions and one expansion, the
      * stride-2 3x3 and 1x1 projection of a stage's first block. */

@@ -88,9 +88,10 @@ def peers(torch, op, shape, reps):
         a, b = rand(rows, cols), rand(rows, cols)
         out = torch.empty_like(a)
         return [("torch add+relu (2 kernels)", time_ms(torch, lambda: torch.relu(torch.add(a, b, out=out)), reps))]
-    if op == "matmul_small_m":
+    if op in ("matmul_small_m", "matmul_small_m_f16"):
         m, n, k = shape
-        a, b = rand(m, k), rand(k, n)
+        dtype = torch.float16 if op.endswith("_f16") else bf16
+        a, b = rand(m, k).to(dtype), rand(k, n).to(dtype)
         return [("torch matmul (cuBLAS)", time_ms(torch, lambda: a @ b, reps))]
     if op == "matmul_bias_gelu":
         m, n, k = shape

@@ -144,6 +144,26 @@ typedef struct cdnn_cuda_matmul_params {
     X(16, 64, 1, 4, 8, 4)                   \
     X(64, 64, 2, 2, 6, 4)
 
+/* The streaming small-m configurations (matmul_small_m.cu, sm_90a):
+ * b goes from memory straight into registers (no shared-memory staging),
+ * each warp 64 columns of C over a piece of k, 16 rows (tile_m 16) a block
+ * row.  X(name, warps_n, warps_k, splits, stages): a block of warps_n x
+ * warps_k warps, tile_n = 64 * warps_n; a cluster of `splits` blocks a
+ * tile, so k is cut into splits * warps_k pieces; `stages` groups of 16 k
+ * rows in flight per warp.  Entry points
+ * cdnn_cuda_matmul_small_m_stream_{f16,bf16}_<name>; grid (ceil(n /
+ * tile_n) * splits, ceil(m / 16), batch), block 32 * warps_n * warps_k,
+ * dynamic smem CDNN_CUDA_MATMUL_SMALL_M_STREAM_SMEM(warps_n, warps_k) (the
+ * warps' partial tiles, f32).  At most 128 registers a thread (512
+ * threads a multiprocessor).  A cluster of 4 on 2 blocks a multiprocessor
+ * fits every GPC of even size; one of 8 may not (then a second wave). */
+#define CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS(X) \
+    X(n128s4, 2, 4, 4, 3)                         \
+    X(n256s4, 4, 4, 4, 3)                         \
+    X(n256s8, 4, 2, 8, 3)
+#define CDNN_CUDA_MATMUL_SMALL_M_STREAM_SMEM(warps_n, warps_k) \
+    ((warps_k) * 16 * (64 * (warps_n) + 4) * 4)
+
 /* ------------------------------------------------------------------------
  * The Hopper kernels of "cuda-matmul-v1" (kernels/cuda/matmul_wgmma.cu,
  * sm_90a only): cdnn_cuda_matmul_wgmma_{f16,bf16}_TMxTN compute the same

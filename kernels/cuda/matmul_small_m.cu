@@ -9,6 +9,10 @@
 // of the tile's elements.  No workspace, one launch.  Grid: (ceil(n /
 // tile_n) * splits, ceil(m / tile_m), batch), the cluster (splits, 1, 1)
 // fixed at compile time.  Hopper (sm_90a): clusters.
+//
+// The "stream" kernels below (cdnn_cuda_matmul_small_m_stream_*) compute
+// the same with b loaded straight into registers instead of a cp.async
+// ring; their section says how.
 #include <cooperative_groups.h>
 
 #include "matmul_tc.cuh"
@@ -58,6 +62,218 @@ __device__ __forceinline__ void matmul_small_m(const cdnn_cuda_matmul_params_t &
     cluster.sync(); // no block leaves while another still reads its partial tile
 }
 
+
+// ---- The streaming kernels: b straight from memory into registers ----------
+//
+// A decode step reads all of b once and little else, so the kernel is a
+// stream of b: every warp keeps `Stages` groups of 16 k rows of its 64
+// columns in flight as plain 16-byte loads into registers (2 KiB a group
+// a warp), with no shared-memory staging and no block-wide barrier in the
+// k loop, and feeds the tensor cores from those registers.
+//
+// The product is computed transposed, C^T = B^T A^T, with mma.m16n8k16:
+// its 16-row operand is 16 columns of b, its 8-column operand 8 rows of
+// a.  The order of k inside a group of 16 is free (the same for both
+// operands), so lane (g, t) (g = lane / 4, t = lane % 4) takes k rows
+// 4t..4t+3 of the group and columns 8g..8g+7 of the warp's 64: four
+// 16-byte loads, each 8 consecutive columns of one row, and two byte
+// permutes a 32-bit word give it the (k, k + 1) pairs mma wants.  Its
+// a fragment is then a[m][4t..4t+3], one 8-byte load per row m.  mma j
+// (0..3) of a group takes columns 8g + 2j (fragment row g) and 8g + 2j + 1
+// (fragment row g + 8).
+
+// 16 bytes of b, read once: not kept in L1; L2 fetches 256-byte pieces.
+__device__ __forceinline__ uint4 load_streamed16(const uint16_t *p) {
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+    return v;
+}
+
+// 8 bytes of a (shared by every block of a column of tiles: L1 and L2).
+__device__ __forceinline__ uint2 load_cached8(const uint16_t *p) {
+    return __ldg(reinterpret_cast<const uint2 *>(p));
+}
+
+// b[k][n..n+7] of any layout, zeros outside the matrix (the slow path:
+// edges, strides 16-byte loads cannot serve).
+__device__ __forceinline__ uint4 gather_b8(const cdnn_cuda_matmul_params_t &p, const uint16_t *b,
+                                           int64_t k, int64_t n) {
+    uint32_t w[4] = {0, 0, 0, 0};
+    if (k < p.k)
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            if (n + e < p.n)
+                w[e >> 1] |= uint32_t(b[k * p.b_row_stride + (n + e) * p.b_col_stride])
+                             << (16 * (e & 1));
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// a[m][k..k+3] of any layout, zeros outside the matrix.
+__device__ __forceinline__ uint2 gather_a4(const cdnn_cuda_matmul_params_t &p, const uint16_t *a,
+                                           int64_t m, int64_t k) {
+    uint32_t w[2] = {0, 0};
+    if (m < p.m)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            if (k + e < p.k)
+                w[e >> 1] |= uint32_t(a[m * p.a_row_stride + (k + e) * p.a_col_stride])
+                             << (16 * (e & 1));
+    return make_uint2(w[0], w[1]);
+}
+
+__device__ __forceinline__ uint32_t word_of(const uint4 &v, int j) {
+    return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
+
+// One group of 16 k rows: b's four rows (this lane's k rows 4t..4t+3,
+// columns 8g..8g+7) and a's two row pieces (rows g and g + 8 of the tile)
+// into acc[j][h] (columns 8g + 2j, 8g + 2j + 1; rows 8h + 2t, 8h + 2t + 1).
+template <int DType>
+__device__ __forceinline__ void multiply_group(float (&acc)[4][2][4], const uint4 (&b)[4],
+                                               const uint2 (&a)[2]) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const uint32_t f[4] = {__byte_perm(word_of(b[0], j), word_of(b[1], j), 0x5410),
+                               __byte_perm(word_of(b[0], j), word_of(b[1], j), 0x7632),
+                               __byte_perm(word_of(b[2], j), word_of(b[3], j), 0x5410),
+                               __byte_perm(word_of(b[2], j), word_of(b[3], j), 0x7632)};
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+            mma_16x8x16<DType>(acc[j][h], f, a[h].x, a[h].y);
+    }
+}
+
+// Groups [begin, end) of k (16 rows each) for the warp's 64 columns at n0
+// and the tile's rows at m0.  Fast: b n-contiguous with 16-byte aligned
+// rows, a k-contiguous with 8-byte aligned rows, every group wholly
+// inside k and the 64 columns inside n; then `Stages` groups are in
+// flight, refilled as each is used.  Otherwise every element is gathered
+// with bounds checks, a group at a time.
+template <int DType, int Stages, bool Fast>
+__device__ __forceinline__ void stream_groups(const cdnn_cuda_matmul_params_t &p,
+                                              const uint16_t *a, const uint16_t *b, int64_t m0,
+                                              int64_t n0, int64_t begin, int64_t end,
+                                              float (&acc)[4][2][4]) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int64_t count = end - begin;
+    if (count <= 0)
+        return;
+    uint4 b_regs[Stages][4];
+    uint2 a_regs[Stages][2];
+    // Fast path: running pointers, one group (16 rows) further each load.
+    const uint16_t *b_next = b + (begin * 16 + 4 * t) * p.b_row_stride + n0 + 8 * g;
+    const int64_t b_step = 16 * p.b_row_stride;
+    const bool row_in[2] = {m0 + g < p.m, m0 + 8 + g < p.m};
+    const uint16_t *a_next[2] = {a + (row_in[0] ? m0 + g : 0) * p.a_row_stride + begin * 16 + 4 * t,
+                                 a + (row_in[1] ? m0 + 8 + g : 0) * p.a_row_stride + begin * 16 +
+                                     4 * t};
+    auto load = [&](int s, int64_t group) {
+        if (Fast) {
+#pragma unroll
+            for (int r = 0; r < 4; ++r)
+                b_regs[s][r] = load_streamed16(b_next + r * p.b_row_stride);
+            b_next += b_step;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                a_regs[s][h] = row_in[h] ? load_cached8(a_next[h]) : make_uint2(0, 0);
+                a_next[h] += 16;
+            }
+        } else {
+            const int64_t k = group * 16 + 4 * t;
+#pragma unroll
+            for (int r = 0; r < 4; ++r)
+                b_regs[s][r] = gather_b8(p, b, k + r, n0 + 8 * g);
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                a_regs[s][h] = gather_a4(p, a, m0 + 8 * h + g, k);
+        }
+    };
+#pragma unroll
+    for (int s = 0; s < Stages; ++s)
+        if (s < count)
+            load(s, begin + s);
+    for (int64_t i = 0; i < count; i += Stages) {
+#pragma unroll
+        for (int s = 0; s < Stages; ++s)
+            if (i + s < count) {
+                multiply_group<DType>(acc, b_regs[s], a_regs[s]);
+                if (i + s + Stages < count)
+                    load(s, begin + i + s + Stages);
+            }
+    }
+}
+
+template <int DType, int WarpsN, int WarpsK, int Splits, int Stages>
+__device__ __forceinline__ void matmul_small_m_stream(const cdnn_cuda_matmul_params_t &p) {
+    namespace cg = cooperative_groups;
+    constexpr int kTileN = 64 * WarpsN, kPitch = kTileN + 4, kPieces = Splits * WarpsK;
+    constexpr int kThreads = 32 * WarpsN * WarpsK;
+    extern __shared__ uint4 dynamic_shared[];
+    float *partial = reinterpret_cast<float *>(dynamic_shared); // [WarpsK][16][kPitch]
+
+    cg::cluster_group cluster = cg::this_cluster();
+    const int split = static_cast<int>(cluster.block_rank());
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warp_n = warp % WarpsN, warp_k = warp / WarpsN;
+    const int64_t batch = blockIdx.z;
+    const int64_t m0 = int64_t(blockIdx.y) * 16;
+    const int64_t tile_n0 = int64_t(blockIdx.x / Splits) * kTileN, n0 = tile_n0 + warp_n * 64;
+    const auto *a = static_cast<const uint16_t *>(p.a) + batch * p.a_batch_stride;
+    const auto *b = static_cast<const uint16_t *>(p.b) + batch * p.b_batch_stride;
+
+    // This warp's piece of k, in whole groups of 16 rows.
+    const int64_t groups = (p.k + 15) / 16, per_piece = (groups + kPieces - 1) / kPieces;
+    const int64_t piece = int64_t(split) * WarpsK + warp_k;
+    const int64_t begin = min(groups, piece * per_piece), end = min(groups, begin + per_piece);
+    const bool fast = p.b_col_stride == 1 && p.b_row_stride % 8 == 0 && aligned16(b) &&
+                      n0 + 64 <= p.n && p.a_col_stride == 1 && p.a_row_stride % 4 == 0 &&
+                      (reinterpret_cast<uintptr_t>(a) & 7) == 0;
+    // The fast path stops before a last group cut short by k's end.
+    const int64_t fast_end = fast ? max(begin, min(end, p.k / 16)) : begin;
+
+    float acc[4][2][4] = {};
+    stream_groups<DType, Stages, true>(p, a, b, m0, n0, begin, fast_end, acc);
+    stream_groups<DType, 1, false>(p, a, b, m0, n0, fast_end, end, acc);
+
+    // The warp's partial tile, row-major: element (row, column) of C at
+    // partial[(warp_k * 16 + row) * kPitch + column - tile_n0].
+    const int g = lane >> 2, t = lane & 3;
+    float *mine = partial + warp_k * 16 * kPitch + warp_n * 64;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = 8 * h + 2 * t, col = 8 * g + 2 * j;
+            *reinterpret_cast<float2 *>(mine + row * kPitch + col) =
+                make_float2(acc[j][h][0], acc[j][h][2]);
+            *reinterpret_cast<float2 *>(mine + (row + 1) * kPitch + col) =
+                make_float2(acc[j][h][1], acc[j][h][3]);
+        }
+    cluster.sync(); // every warp's partial tile is in its block's shared memory
+
+    const float *partials[Splits];
+#pragma unroll
+    for (int r = 0; r < Splits; ++r)
+        partials[r] = cluster.map_shared_rank(partial, r);
+    // Block r finishes elements r * threads + i, (r + splits) * threads + i,
+    // ...: consecutive threads take consecutive columns, so stores coalesce.
+#pragma unroll 1
+    for (int e = split * kThreads + static_cast<int>(threadIdx.x); e < 16 * kTileN;
+         e += Splits * kThreads) {
+        const int row = e / kTileN, col = e % kTileN;
+        float sum = 0;
+#pragma unroll
+        for (int r = 0; r < Splits; ++r)
+#pragma unroll
+            for (int w = 0; w < WarpsK; ++w)
+                sum += partials[r][(w * 16 + row) * kPitch + col];
+        finish_element(p, batch, m0 + row, tile_n0 + col, sum);
+    }
+    cluster.sync(); // no block leaves while another still reads its partial tile
+}
+
 } // namespace
 } // namespace cdnn
 
@@ -72,3 +288,16 @@ __device__ __forceinline__ void matmul_small_m(const cdnn_cuda_matmul_params_t &
     CDNN_MATMUL_SMALL_M_ENTRY(CDNN_CUDA_BF16, bf16, tm, tn, wm, wn, stages, splits)
 
 CDNN_CUDA_MATMUL_SMALL_M_CONFIGS(CDNN_MATMUL_SMALL_M_ENTRIES)
+
+#define CDNN_MATMUL_SMALL_M_STREAM_ENTRY(dtype, dname, name, wn, wk, splits, stages)         \
+    extern "C" __global__ void __cluster_dims__(splits, 1, 1)                                \
+        __launch_bounds__(32 * (wn) * (wk), 16 / ((wn) * (wk)))                                \
+        cdnn_cuda_matmul_small_m_stream_##dname##_##name(                                    \
+            const __grid_constant__ cdnn_cuda_matmul_params_t params) {                      \
+        cdnn::matmul_small_m_stream<dtype, wn, wk, splits, stages>(params);                  \
+    }
+#define CDNN_MATMUL_SMALL_M_STREAM_ENTRIES(name, wn, wk, splits, stages)                     \
+    CDNN_MATMUL_SMALL_M_STREAM_ENTRY(CDNN_CUDA_F16, f16, name, wn, wk, splits, stages)      \
+    CDNN_MATMUL_SMALL_M_STREAM_ENTRY(CDNN_CUDA_BF16, bf16, name, wn, wk, splits, stages)
+
+CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS(CDNN_MATMUL_SMALL_M_STREAM_ENTRIES)

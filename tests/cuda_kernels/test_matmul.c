@@ -34,6 +34,10 @@ static const mm_shape_t shapes[] = {
     /* decode-like: few rows, k long enough for every split of the small-m
      * kernels to take several steps (and an uneven last one) */
     {1, 16, 72, 1000}, {2, 5, 130, 700},  {1, 33, 64, 4104},
+    /* the streaming small-m kernels' fast path (case 16: a row-major, b
+     * n-contiguous, 8-aligned pitches; 13 rows, k's last group cut short,
+     * a tile past n's end) over many groups a piece of k */
+    {1, 16, 256, 1024}, {2, 13, 1032, 4104},
 };
 #define SHAPE_COUNT ((int)(sizeof shapes / sizeof shapes[0]))
 
@@ -215,6 +219,19 @@ void test_matmul_small_m(test_state_t *state, sdk_cu_module module) {
     }
     CDNN_CUDA_MATMUL_SMALL_M_CONFIGS(SMALL_M_KERNELS)
 #undef SMALL_M_KERNELS
+    /* The streaming ones: 16 rows and 64 * warps_n columns a tile. */
+#define SMALL_M_STREAM_KERNELS(name, wn, wk, split_k, stages)                                 \
+    for (int d = 0; d < 2; ++d) {                                                             \
+        mm_kernel_t k = {.ab_type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = 16,          \
+                         .tile_n = 64 * (wn), .threads = 32 * (wn) * (wk),                    \
+                         .smem = CDNN_CUDA_MATMUL_SMALL_M_STREAM_SMEM(wn, wk),                \
+                         .splits = split_k};                                                  \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_matmul_small_m_stream_%s_" #name,      \
+                 d ? "bf16" : "f16");                                                         \
+        mm_run_kernel(state, module, &k);                                                     \
+    }
+    CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS(SMALL_M_STREAM_KERNELS)
+#undef SMALL_M_STREAM_KERNELS
 }
 
 void test_matmul_f32(test_state_t *state, sdk_cu_module module) {
