@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Forge cdnn plans and containers that are re-sealed correctly (issue 8).
 
-usage: forge.py BASE_DIR OUT_DIR ENGINES_JSON
+usage: forge.py BASE_DIR OUT_DIR ENGINES_JSON [--workspace MAP.json]
 
   BASE_DIR      plans (*.cdp) and graph+plan containers (*.cdgp) saved by
                 cdnn (CPU engines: the payload is a CDCP buffer)
@@ -9,6 +9,12 @@ usage: forge.py BASE_DIR OUT_DIR ENGINES_JSON
   ENGINES_JSON  the output of `cdnn engines --json --knobs`: which knobs each
                 engine declares and their ranges, so that "out of range" and
                 "valid" knob values are chosen from the engine's own limits
+  MAP.json      a second round: {forged plan file: workspace bytes}; only
+                those forgeries are written again, each with that workspace
+                recorded (FILE.ws.cdp, category + ".workspace_reforged"), as
+                a forger would after a refusal that said "its payload needs
+                N": so that a self-consistent forgery refused only for its
+                workspace is loaded and run after all
 
 Run with Debian's /usr/bin/python3 (python3-flatbuffers).  Nothing here
 loads libcdnn: the forgeries are written by python3-flatbuffers' Builder
@@ -80,9 +86,31 @@ F32, F16 = 1, 2
 TYPE_SIZE = {1: 4, 2: 2, 3: 2, 4: 8, 5: 4, 6: 8, 7: 1, 8: 1, 9: 1}
 # Op and NodeAttr union values (graph.fbs).
 ATTR_CONV, ATTR_POINTWISE, ATTR_REDUCTION, ATTR_NORM, ATTR_SDPA = 1, 2, 3, 4, 5
+# Format 1.2 and 1.3 attribute kinds (graph.fbs NodeAttr; src/graph/ops.h).
+(ATTR_AXIS, ATTR_TRANSPOSE, ATTR_SLICE, ATTR_PAD, ATTR_TOPK, ATTR_POOLING,
+ ATTR_RESIZE, ATTR_MOMENTUM) = range(6, 14)
 OP_ATTR = {0: ATTR_CONV, 1: ATTR_CONV, 2: ATTR_CONV, 3: 0, 4: ATTR_POINTWISE,
            5: ATTR_REDUCTION, 6: ATTR_NORM, 7: ATTR_NORM, 8: ATTR_NORM,
-           9: ATTR_SDPA}
+           9: ATTR_SDPA,
+           # 1.2: Softmax, LogSoftmax, Reshape, Transpose, Concat, Slice,
+           # ArgMax, ArgMin, Pad
+           10: ATTR_AXIS, 11: ATTR_AXIS, 12: 0, 13: ATTR_TRANSPOSE, 14: ATTR_AXIS,
+           15: ATTR_SLICE, 16: ATTR_AXIS, 17: ATTR_AXIS, 18: ATTR_PAD,
+           # 1.3: SdpaBwd, Gather, GatherElements, TopK, PoolingFwd, PoolingBwd,
+           # Resize, BatchnormTrain, BatchnormRunningStats, BatchnormBwd,
+           # LayernormBwd, RmsnormBwd
+           19: ATTR_SDPA, 20: ATTR_AXIS, 21: ATTR_AXIS, 22: ATTR_TOPK,
+           23: ATTR_POOLING, 24: ATTR_POOLING, 25: ATTR_RESIZE, 26: ATTR_NORM,
+           27: ATTR_MOMENTUM, 28: 0, 29: 0, 30: 0}
+OP_NAMES = ("ConvFwd ConvBwdData ConvBwdFilter Matmul Pointwise Reduction "
+            "BatchnormInference Layernorm Rmsnorm SdpaFwd Softmax LogSoftmax Reshape "
+            "Transpose Concat Slice ArgMax ArgMin Pad SdpaBwd Gather GatherElements "
+            "TopK PoolingFwd PoolingBwd Resize BatchnormTrain BatchnormRunningStats "
+            "BatchnormBwd LayernormBwd RmsnormBwd").split()
+# PoolingAttr's per-dim vectors and their defaults (an absent vector is its
+# default in every dim), in the content key's order.
+POOL_VECTORS = (("window", 1), ("stride", 1), ("dilation", 1), ("pre_padding", 0),
+                ("post_padding", 0))
 MAX_INPUTS, MAX_OUTPUTS = 5, 3  # CDNN_NODE_MAX_INPUTS / _OUTPUTS
 CONTENT_KEY_TAG = b"cdnn content key v1\0"  # sizeof includes the NUL
 
@@ -303,6 +331,25 @@ def read_attr(kind, a):
         return {"epsilon": a.f64bits(0, 0.0)}
     if kind == ATTR_SDPA:
         return {"scale": a.f64bits(0, 0.0), "causal": a.flag(1)}
+    if kind == ATTR_AXIS:
+        return {"axis": a.i32(0, -1)}
+    if kind == ATTR_TRANSPOSE:
+        return {"perm": a.i64s(0)}
+    if kind == ATTR_SLICE:
+        return {"start": a.i64s(0), "step": a.i64s(1)}
+    if kind == ATTR_PAD:
+        return {"pre": a.i64s(0), "value": a.f64bits(1, 0.0)}
+    if kind == ATTR_TOPK:
+        return {"axis": a.i32(0, -1), "k": a.i64(1, 1), "largest": a.flag(2, True)}
+    if kind == ATTR_POOLING:
+        return {"mode": a.i8(0, 0), "spatial_dims": a.i32(1, 0), "window": a.i64s(2),
+                "stride": a.i64s(3), "pre_padding": a.i64s(4),
+                "post_padding": a.i64s(5), "dilation": a.i64s(6),
+                "ceil_mode": a.flag(7), "count_include_pad": a.flag(8)}
+    if kind == ATTR_RESIZE:
+        return {"mode": a.i8(0, 0), "coordinate": a.i8(1, 0), "nearest": a.i8(2, 0)}
+    if kind == ATTR_MOMENTUM:
+        return {"momentum": a.f64bits(0, 0.1)}
     raise ForgeError("unknown attribute union type %d" % kind)
 
 
@@ -405,8 +452,65 @@ def encode_attr(b, kind, a):
         b.StartObject(2)
         add_f64(b, 0, a["scale"], 0.0)
         add(b, 1, b.PrependBool, a["causal"], False)
+    elif kind == ATTR_AXIS:
+        b.StartObject(1)
+        add(b, 0, b.PrependInt32, a["axis"], -1)
+    elif kind in (ATTR_TRANSPOSE, ATTR_SLICE, ATTR_PAD):
+        return encode_rank_attr(b, kind, a)
+    elif kind == ATTR_TOPK:
+        # cdnn's order (encode_attr): k, axis, largest
+        b.StartObject(3)
+        add(b, 1, b.PrependInt64, a["k"], 1)
+        add(b, 0, b.PrependInt32, a["axis"], -1)
+        add(b, 2, b.PrependBool, a["largest"], True)
+    elif kind == ATTR_POOLING:
+        return encode_pooling(b, a)
+    elif kind == ATTR_RESIZE:
+        b.StartObject(3)
+        for i, k in enumerate(("mode", "coordinate", "nearest")):
+            add(b, i, b.PrependInt8, a[k], 0)
+    elif kind == ATTR_MOMENTUM:
+        b.StartObject(1)
+        add_f64(b, 0, a["momentum"], 0.1)
     else:
         raise ForgeError("unknown attribute union type %d" % kind)
+    return end_table(b)
+
+
+def encode_rank_attr(b, kind, a):
+    """Transpose, slice and pad: their vectors first, then the table."""
+    if kind == ATTR_TRANSPOSE:
+        perm = i64_vector(b, a["perm"]) if a["perm"] else 0
+        b.StartObject(1)
+        add_ref(b, 0, perm)
+    elif kind == ATTR_SLICE:
+        start = i64_vector(b, a["start"]) if a["start"] else 0
+        step = i64_vector(b, a["step"]) if a["step"] else 0
+        b.StartObject(2)
+        add_ref(b, 0, start)
+        add_ref(b, 1, step)
+    else:
+        pre = i64_vector(b, a["pre"]) if a["pre"] else 0
+        b.StartObject(2)
+        add_ref(b, 0, pre)
+        add_f64(b, 1, a["value"], 0.0)
+    return end_table(b)
+
+
+def encode_pooling(b, a):
+    """cdnn's order (encode_pooling): the vectors window, stride,
+    pre_padding, post_padding, dilation (each only where given), then
+    spatial_dims, the vectors, mode, ceil_mode, count_include_pad."""
+    order = (("window", 2), ("stride", 3), ("pre_padding", 4), ("post_padding", 5),
+             ("dilation", 6))
+    refs = [(slot, i64_vector(b, a[k]) if a[k] is not None else 0) for k, slot in order]
+    b.StartObject(9)
+    add(b, 1, b.PrependInt32, a["spatial_dims"], 0)
+    for slot, ref in refs:
+        add_ref(b, slot, ref)
+    add(b, 0, b.PrependInt8, a["mode"], 0)
+    add(b, 7, b.PrependBool, a["ceil_mode"], False)
+    add(b, 8, b.PrependBool, a["count_include_pad"], False)
     return end_table(b)
 
 
@@ -550,6 +654,48 @@ def content_key(graph):
         elif kind == ATTR_SDPA:
             f64(a["scale"])
             i64(1 if a["causal"] else 0)
+        elif kind in (ATTR_AXIS, ATTR_TOPK):
+            # counted from the front in the validated view
+            axis = a["axis"]
+            if axis < 0:
+                axis += len(tensor_by_uid(graph, dict(n["inputs"])[0])["dims"] or [])
+            i64(axis)
+            if kind == ATTR_TOPK:
+                i64(a["k"])
+                i64(1 if a["largest"] else 0)
+        elif kind == ATTR_TRANSPOSE:
+            perm = a["perm"] or []
+            i64(len(perm))
+            for v in perm:
+                i64(v)
+        elif kind == ATTR_SLICE:
+            start = a["start"] or []
+            i64(len(start))
+            for i, v in enumerate(start):
+                i64(v)
+                # (a forged step vector may be shorter than the starts)
+                i64(a["step"][i] if a["step"] and i < len(a["step"]) else 1)
+        elif kind == ATTR_PAD:
+            pre = a["pre"] or []
+            i64(len(pre))
+            for v in pre:
+                i64(v)
+            f64(a["value"])
+        elif kind == ATTR_POOLING:
+            i64(a["mode"])
+            i64(a["spatial_dims"])
+            for i in range(a["spatial_dims"]):
+                for k, d in POOL_VECTORS:
+                    # (a forged spatial_dims may outrun the vectors)
+                    i64(a[k][i] if a[k] is not None and i < len(a[k]) else d)
+            i64(1 if a["ceil_mode"] else 0)
+            i64(1 if a["count_include_pad"] else 0)
+        elif kind == ATTR_RESIZE:
+            i64(a["mode"])
+            i64(a["coordinate"])
+            i64(a["nearest"])
+        elif kind == ATTR_MOMENTUM:
+            f64(a["momentum"])
         ins, outs = dict(n["inputs"]), dict(n["outputs"])
         for s in range(MAX_INPUTS):
             port(ins.get(s))
@@ -956,6 +1102,12 @@ def plan_edits(parts, knobs):
             payload["knobs"] = payload["knobs"] + list(extra)
         return edit
 
+    def knob_set(name, value):
+        def edit(body, payload, graph):
+            payload["knobs"] = [k for k in payload["knobs"] if k[0] != name] + [
+                (name, value)]
+        return edit
+
     def then(*fns):
         def edit(body, payload, graph):
             for fn in fns:
@@ -1055,10 +1207,692 @@ def plan_edits(parts, knobs):
              % (name, low, lo, hi)),
             ("payload.knob_duplicate", knob_list((name, ok1), (name, ok2)), bad,
              INCONSISTENT, "payload knobs: + %s=%d and %s=%d" % (name, ok1, name, ok2)),
-            ("control.knob_valid", knob_list((name, ok1)), "LOADS", "",
+            # (replacing the knob where the build already set it, as a
+            # benchmarking build does with the variant it chose)
+            ("control.knob_valid", knob_set(name, ok1), "LOADS", "",
              "payload knobs: + %s=%d, inside [%d, %d]" % (name, ok1, lo, hi)),
         ]
+    if parts.body["engine_name"] in NEW_ENGINES:
+        # their workspace may depend on the thread count (per-thread
+        # buffers): another thread count may be refused for the recorded
+        # workspace (test_forgeries_ops.sh forges it again with the
+        # workspace the refusal names)
+        edits = [(c, f, "LOADS_OR_REFUSED", m, d) if c == "control.knob_valid"
+                 else (c, f, x, m, d) for c, f, x, m, d in edits]
+    if any(n["op"] >= FIRST_FORGED_OP for n in parts.graph["nodes"]):
+        # batch_carriers does not know which operands of the 1.3 ops carry
+        # the batch (gather's indices, a pooling backward's dy, a norm
+        # backward's statistics), so a batch-doubled graph may be refused by
+        # validation before the record is compared: any refusal will do.
+        # So may the engine, for a layout it does not take (cpu:copy's
+        # reshape between strided layouts).
+        edits = [(c, f, "REFUSED", "", d) if c == "payload.dims_changed" or
+                 c.startswith("payload.stride_doubled") and parts.body[
+                     "engine_name"].startswith("cpu:")
+                 else (c, f, x, m, d) for c, f, x, m, d in edits]
     return edits
+
+
+# ---- the 1.3 ops (cpu:index, cpu:pool, cpu:resize, cpu:norm_train,
+# cpu:sdpa_bwd): every attribute and shape an engine indexes with -----------
+#
+# The CPU payload carries the engine's name, its knobs and the graph: the
+# graph's node attributes and tensor shapes, strides and types are what
+# decide how far an engine indexes.  Each edit below changes them and
+# then, as a cooperating forger would, re-derives the tensor table and the
+# content key from the edited graph, so that nothing but the edit itself
+# can refuse the plan: what must refuse it is the graph's own validation
+# (INVALID_GRAPH naming the node, the port and why), the graph loader's
+# range checks (CORRUPT_DATA) or the engine (NOT_SUPPORTED), before the
+# plan exists.  An edit that still describes a valid computation is
+# LOADS_OR_REFUSED, and if it loads it is run with exact-size buffers.
+
+# Op numbers (graph.fbs Op) of the ops forged here.
+OP_SDPA_BWD, OP_GATHER, OP_GATHER_ELEMENTS, OP_TOPK = 19, 20, 21, 22
+OP_POOLING_FWD, OP_POOLING_BWD, OP_RESIZE = 23, 24, 25
+OP_BN_TRAIN, OP_BN_RUNNING, OP_BN_BWD, OP_LN_BWD, OP_RMS_BWD = 26, 27, 28, 29, 30
+OP_ARGMAX, OP_ARGMIN = 16, 17
+OP_SOFTMAX, OP_LOG_SOFTMAX, OP_RESHAPE, OP_TRANSPOSE, OP_CONCAT, OP_SLICE = range(10, 16)
+OP_PAD = 18
+# Graphs with an op from here on (the 1.2 and 1.3 ops) get the forgeries
+# below; the older ops' graphs are test_forgeries.sh's.
+FIRST_FORGED_OP = OP_SOFTMAX
+I32, I64, I8, F64 = 5, 6, 7, 4
+INVALID = "INVALID_GRAPH"
+# The engines the 1.3 ops brought, and one that takes none of their graphs.
+NEW_ENGINES = ("cpu:index", "cpu:pool", "cpu:resize", "cpu:norm_train", "cpu:sdpa_bwd",
+               "cpu:softmax", "cpu:copy")
+
+
+def reshape(t, dims):
+    """New dims, packed strides (the old ones may not fit the new dims)."""
+    t["dims"] = list(dims)
+    t["strides"] = None
+
+
+def port_uid(n, slot, outputs=False):
+    return dict(n["outputs"] if outputs else n["inputs"]).get(slot)
+
+
+def op_edits(parts):
+    """(category, edit, expect, message, description) for every 1.3 node of
+    the payload's graph; each edit re-derives the table and the key."""
+    out = []
+    graph = parts.graph
+    for ni, node in enumerate(graph["nodes"]):
+        op = node["op"]
+        for name, fn, expect, msg, desc in node_edits(graph, ni, node):
+            if len(graph["nodes"]) > 1 and expect == INVALID:
+                # a tensor edited for this node may be refused at another
+                # node that shares it first
+                expect, msg = "REFUSED", ""
+            def edit(body, payload, g, fn=fn, ni=ni):
+                fn(g, g["nodes"][ni])
+                rederive(body, g)
+            out.append(("op.%s.%s" % (OP_NAMES[op], name), edit, expect, msg,
+                        "node %d (%s): %s; tensor table and content key re-derived"
+                        % (ni, OP_NAMES[op], desc)))
+    # Ports that alias, and tensors that stop being memory the caller
+    # gives: the engine would write where it reads, or look for a buffer
+    # the tensor table does not list.
+    node = graph["nodes"][0]
+    name = OP_NAMES[node["op"]]
+
+    def port_edit(fn):
+        def edit(body, payload, g):
+            fn(g, g["nodes"][0])
+            rederive(body, g)
+        return edit
+
+    def alias_out_in(g, n):
+        n["outputs"] = [(s, port_uid(n, 0) if s == 0 else u) for s, u in n["outputs"]]
+
+    def alias_outs(g, n):
+        n["outputs"] = [(s, port_uid(n, 0, True) if s == 1 else u) for s, u in n["outputs"]]
+
+    def flag(slot, key, outputs):
+        return lambda g, n: tensor_by_uid(g, port_uid(n, slot, outputs)).update({key: True})
+    out += [
+        ("op.%s.output_is_input" % name, port_edit(alias_out_in), "REFUSED", "",
+         "output 0 -> the uid of input 0 (written in place)"),
+        ("op.%s.output_virtual" % name, port_edit(flag(0, "is_virtual", True)),
+         "REFUSED", "", "output 0 virtual (no buffer in the table)"),
+        ("op.%s.input_virtual" % name, port_edit(flag(0, "is_virtual", False)),
+         "REFUSED", "", "input 0 virtual (no node makes it)"),
+        ("op.%s.input_scalar" % name, port_edit(flag(0, "is_scalar", False)),
+         "REFUSED", "", "input 0 a scalar (a value, no buffer)"),
+    ]
+    if len(node["outputs"]) > 1:
+        out.append(("op.%s.outputs_alias" % name, port_edit(alias_outs), "REFUSED", "",
+                    "output 1 -> the uid of output 0"))
+    # Inputs broadcast along a dim (stride 0, which only a tensor no node
+    # writes may have): the input then spans fewer bytes than its dims
+    # suggest, and an engine that walks it as if packed reads past it.
+    written = {u for n in graph["nodes"] for _, u in n["outputs"]}
+    for t in graph["tensors"]:
+        if t["uid"] in written or t["is_virtual"] or t["is_scalar"] or not t["dims"]:
+            continue
+        for where, d in (("outer", next((i for i, n in enumerate(t["dims"]) if n > 1),
+                                        None)),
+                         ("last", len(t["dims"]) - 1 if t["dims"][-1] > 1 else None)):
+            if d is None:
+                continue
+
+            def edit(body, payload, g, uid=t["uid"], d=d):
+                u = tensor_by_uid(g, uid)
+                u["strides"] = list(view_strides(u))
+                u["strides"][d] = 0
+                rederive(body, g)
+            out.append(("consistent.broadcast_%s@uid%d" % (where, t["uid"]), edit,
+                        "LOADS_OR_REFUSED", "", "input uid %d: stride 0 in dim %d (the "
+                        "%s dim longer than 1), table and key re-derived"
+                        % (t["uid"], d, where)))
+    return out
+
+
+def node_edits(graph, ni, node):
+    op = node["op"]
+    dims = {t["uid"]: t["dims"] for t in graph["tensors"]}
+
+    def T(g, uid):
+        return tensor_by_uid(g, uid)
+
+    def attr(**kw):
+        return lambda g, n: n["attr"].update(kw)
+
+    def set_type(slot, dtype, outputs=False):
+        return lambda g, n: T(g, port_uid(n, slot, outputs)).update(data_type=dtype)
+
+    def set_dims(slot, fn, outputs=False):
+        return lambda g, n: reshape(T(g, port_uid(n, slot, outputs)),
+                                    fn(list(T(g, port_uid(n, slot, outputs))["dims"])))
+
+    def then(*fns):
+        def edit(g, n):
+            for f in fns:
+                f(g, n)
+        return edit
+
+    def bump(d, by=1):
+        return lambda v: v[:d] + [v[d] + by] + v[d + 1:]
+
+    e = []
+    x = dims[port_uid(node, 0)]
+    rank = len(x)
+    if op in (OP_TOPK, OP_GATHER, OP_GATHER_ELEMENTS, OP_ARGMAX, OP_ARGMIN, OP_SOFTMAX,
+              OP_LOG_SOFTMAX, OP_CONCAT):
+        a = node["attr"]["axis"]
+        ax = a + rank if a < 0 else a
+        e += [
+            ("axis_past_rank", attr(axis=rank), INVALID, "has no dim at the axis",
+             "axis -> %d (x has rank %d)" % (rank, rank)),
+            ("axis_before_front", attr(axis=-rank - 1), INVALID,
+             "fewer dims than the negative axis", "axis -> %d" % (-rank - 1)),
+            ("axis_max", attr(axis=127), "CORRUPT_DATA", "axis 127",
+             "axis -> 127 (past any rank)"),
+            ("axis_min", attr(axis=-(1 << 31)), "CORRUPT_DATA", "axis",
+             "axis -> INT32_MIN"),
+        ]
+        other = 0 if ax != 0 else rank - 1
+        if x[other] != x[ax]:
+            # gather-elements' y is the indices' shape, softmax's x's,
+            # whatever the axis
+            e.append(("axis_other_outputs_kept", attr(axis=other),
+                      *(("LOADS_OR_REFUSED", "") if op in (OP_GATHER_ELEMENTS, OP_SOFTMAX,
+                                                          OP_LOG_SOFTMAX)
+                        else (INVALID, "shape mismatch")),
+                      "axis %d -> %d, the outputs' dims kept" % (ax, other)))
+    if op == OP_TOPK:
+        k = node["attr"]["k"]
+        n_ax = x[ax]
+        e += [
+            ("k_past_axis", attr(k=n_ax + 1), INVALID, "fewer than k",
+             "k -> %d (the axis has %d), outputs kept" % (n_ax + 1, n_ax)),
+            ("k_past_axis_outputs_too", then(attr(k=n_ax + 1),
+                                             set_dims(0, lambda v: v[:ax] + [n_ax + 1] + v[ax + 1:], True),
+                                             set_dims(1, lambda v: v[:ax] + [n_ax + 1] + v[ax + 1:], True)),
+             INVALID, "fewer than k",
+             "k -> %d and values and indices given %d at the axis: top-k would write "
+             "k sorted elements from an axis of %d" % (n_ax + 1, n_ax + 1, n_ax)),
+            ("k_zero", attr(k=0), "CORRUPT_DATA", "k is 0", "k -> 0"),
+            ("k_negative", attr(k=-5), "CORRUPT_DATA", "k is -5", "k -> -5"),
+            ("k_huge", attr(k=1 << 62), "CORRUPT_DATA", "k is", "k -> 2^62"),
+            ("k_smaller_outputs_kept", attr(k=k - 1 if k > 1 else 2), INVALID,
+             "shape mismatch", "k -> another value, the outputs' dims kept"),
+            ("values_wider", set_dims(0, bump(ax), True), INVALID, "shape mismatch",
+             "values: one more element at the axis than k"),
+            ("indices_float", set_type(1, F32, True), INVALID, "index type",
+             "indices -> f32"),
+            ("indices_i8", set_type(1, I8, True), INVALID, "index type",
+             "indices -> i8"),
+            ("values_f64", set_type(0, F64, True), INVALID, "type other than x",
+             "values -> f64 (x is not)"),
+            ("consistent.indices_i64", set_type(1, I64 if
+                                                 T(graph, port_uid(node, 1, True))["data_type"] != I64 else I32, True),
+             "LOADS_OR_REFUSED", "", "indices i32 <-> i64"),
+            ("consistent.k_smaller", then(attr(k=max(1, k - 1)),
+                                          set_dims(0, lambda v: v[:ax] + [max(1, k - 1)] + v[ax + 1:], True),
+                                          set_dims(1, lambda v: v[:ax] + [max(1, k - 1)] + v[ax + 1:], True)),
+             "LOADS_OR_REFUSED", "", "k -> k - 1, outputs to match"),
+            ("consistent.k_whole_axis", then(attr(k=n_ax),
+                                             set_dims(0, lambda v: v[:ax] + [n_ax] + v[ax + 1:], True),
+                                             set_dims(1, lambda v: v[:ax] + [n_ax] + v[ax + 1:], True)),
+             "LOADS_OR_REFUSED", "", "k -> the whole axis (%d), outputs to match" % n_ax),
+            ("consistent.largest_flipped", attr(largest=not node["attr"]["largest"]),
+             "LOADS_OR_REFUSED", "", "largest flipped"),
+        ]
+    if op in (OP_GATHER, OP_GATHER_ELEMENTS):
+        e += [
+            ("indices_float", set_type(1, F32), INVALID, "index type", "indices -> f32"),
+            ("indices_u8", set_type(1, 8), INVALID, "index type", "indices -> u8"),
+            ("y_f64", set_type(0, F64, True), INVALID, "type other than x",
+             "y -> f64 (x is not)"),
+            ("y_wider", set_dims(0, bump(0), True), INVALID, "shape mismatch",
+             "y: dim 0 one larger"),
+            ("indices_longer_y_kept", set_dims(1, bump(len(dims[port_uid(node, 1)]) - 1)),
+             INVALID, "", "indices: last dim one longer, y kept"),
+            ("consistent.indices_i32_i64", set_type(1, I32 if
+                                                     T(graph, port_uid(node, 1))["data_type"] != I32 else I64),
+             "LOADS_OR_REFUSED", "", "indices i32 <-> i64"),
+        ]
+    if op == OP_GATHER_ELEMENTS:
+        off = [d for d in range(rank) if d != ax][0]
+        e += [
+            ("indices_past_x_off_axis",
+             then(set_dims(1, lambda v: v[:off] + [x[off] + 1] + v[off + 1:]),
+                  set_dims(0, lambda v: v[:off] + [x[off] + 1] + v[off + 1:], True)),
+             INVALID, "more than x's", "indices and y: dim %d -> %d, past x's %d (off "
+             "the axis an index addresses x's own coordinate)" % (off, x[off] + 1, x[off])),
+            ("indices_rank_lower", then(set_dims(1, lambda v: v[1:]),
+                                        set_dims(0, lambda v: v[1:], True)),
+             INVALID, "rank", "indices and y: one dim fewer than x"),
+        ]
+    def axis_past_int32(g, n):
+        # 2^31 + 1 elements at the axis, broadcast (stride 0) so that x still
+        # spans a few bytes: an i32 index cannot say where the extreme is
+        t = T(g, port_uid(n, 0))
+        t["strides"] = [0 if d == ax else 1 for d in range(rank)]
+        t["dims"] = [(1 << 31) + 1 if d == ax else 1 for d in range(rank)]
+        for slot in (0, 1):
+            o = port_uid(n, slot, True)
+            if o is not None and op == OP_TOPK:
+                reshape(T(g, o), [k if d == ax else 1 for d in range(rank)])
+            elif o is not None:
+                reshape(T(g, o), [1] * rank)
+    if op in (OP_TOPK,):
+        iout = port_uid(node, 1 if op == OP_TOPK else 0, True)
+        if iout is not None and T(graph, iout)["data_type"] == I32:
+            e.append(("i32_axis_past_int32", axis_past_int32, INVALID, "i32",
+                      "x: 2^31 + 1 elements at the axis (stride 0), the output "
+                      "indices i32: positions past INT32_MAX would wrap"))
+    if op in (OP_ARGMAX, OP_ARGMIN):
+        e += [
+            ("y_float", set_type(0, F32, True), INVALID, "index type", "y -> f32"),
+            ("y_wider", set_dims(0, bump(ax), True), INVALID, "shape mismatch",
+             "y: 2 at the axis instead of 1"),
+        ]
+    if op in (OP_TRANSPOSE, OP_SLICE, OP_PAD, OP_CONCAT, OP_RESHAPE):
+        e += movement_edits(graph, node, attr, set_type, set_dims, then, bump)
+    if op in (OP_POOLING_FWD, OP_POOLING_BWD):
+        e += pooling_edits(graph, node, attr, set_type, set_dims, then, bump)
+    if op == OP_RESIZE:
+        y = dims[port_uid(node, 0, True)]
+        e += [
+            ("mode_unknown", attr(mode=2), "CORRUPT_DATA", "resize mode", "mode -> 2"),
+            ("coordinate_unknown", attr(coordinate=3), "CORRUPT_DATA", "coordinate",
+             "coordinate -> 3"),
+            ("nearest_unknown", attr(nearest=4), "CORRUPT_DATA", "nearest",
+             "nearest -> 4"),
+            ("mode_negative", attr(mode=-1), "CORRUPT_DATA", "resize mode", "mode -> -1"),
+            ("y_rank_lower", set_dims(0, lambda v: v[1:], True), INVALID, "x's rank",
+             "y: one dim fewer than x"),
+            ("y_f16", set_type(0, F16, True), INVALID, "type other than x",
+             "y -> f16 (x f32)"),
+            ("x_i32_linear", then(attr(mode=1), set_type(0, I32), set_type(0, I32, True)),
+             INVALID, "floating-point", "x and y -> i32, mode -> linear"),
+            ("consistent.y_larger", set_dims(0, lambda v: [d * 3 + 1 for d in v], True),
+             "LOADS_OR_REFUSED", "", "y: every dim 3d + 1"),
+            ("consistent.y_ones", set_dims(0, lambda v: [1] * len(v), True),
+             "LOADS_OR_REFUSED", "", "y: every dim 1 (align-corners divides by m - 1)"),
+            ("consistent.x_ones", set_dims(0, lambda v: [1] * len(v)),
+             "LOADS_OR_REFUSED", "", "x: every dim 1"),
+            ("consistent.y_huge_last", set_dims(0, lambda v: v[:-1] + [1 << 20], True),
+             "LOADS_OR_REFUSED", "", "y: last dim 2^20"),
+        ]
+        for m in (0, 1):
+            for c in (0, 1, 2):
+                for r in ((0, 1, 2, 3) if m == 0 else (0,)):
+                    if (m, c, r) != (node["attr"]["mode"], node["attr"]["coordinate"],
+                                     node["attr"]["nearest"]):
+                        e.append(("consistent.mode%d_coord%d_nearest%d" % (m, c, r),
+                                  attr(mode=m, coordinate=c, nearest=r),
+                                  "LOADS_OR_REFUSED", "", "mode %d, coordinate %d, "
+                                  "nearest %d" % (m, c, r)))
+    if op in (OP_BN_TRAIN, OP_BN_RUNNING, OP_BN_BWD, OP_LN_BWD, OP_RMS_BWD):
+        e += norm_edits(graph, node, attr, set_type, set_dims, then, bump)
+    if op == OP_SDPA_BWD:
+        e += [
+            ("scale_negative", attr(scale=f64_bits(-1.0)), INVALID, "scale",
+             "scale -> -1"),
+            ("scale_nan", attr(scale=f64_bits(math.nan)), INVALID, "scale", "scale -> NaN"),
+            ("scale_inf", attr(scale=f64_bits(math.inf)), INVALID, "scale", "scale -> inf"),
+            ("dq_longer", set_dims(0, bump(2), True), INVALID, "shape mismatch",
+             "dq: one more query row"),
+            ("dk_longer", set_dims(1, bump(2), True), INVALID, "shape mismatch",
+             "dk: one more key row"),
+            ("k_longer_than_v", set_dims(1, bump(2)), INVALID, "shape mismatch",
+             "k: one more key row than v"),
+            ("o_wider", set_dims(3, bump(3)), INVALID, "shape mismatch",
+             "o: a wider head"),
+            ("do_shorter", set_dims(4, lambda v: v[:2] + [v[2] - 1] + v[3:]), INVALID,
+             "shape mismatch", "do: one query row fewer"),
+            ("q_rank3", set_dims(0, lambda v: v[1:]), INVALID, "rank 4",
+             "q: rank 3"),
+            ("dv_f16", set_type(2, F16, True), "LOADS_OR_REFUSED", "",
+             "dv -> f16 (validation lets outputs have their own float type; "
+             "cpu:sdpa_bwd takes f32 only)"),
+            ("consistent.causal_flipped", attr(causal=not node["attr"]["causal"]),
+             "LOADS_OR_REFUSED", "", "causal flipped"),
+            ("consistent.scale_zero", attr(scale=f64_bits(0.0)), "LOADS_OR_REFUSED", "",
+             "scale -> 0 (the default 1/sqrt(d))"),
+            ("consistent.kv_longer", then(*[set_dims(s, bump(2)) for s in (1, 2)],
+                                          *[set_dims(s, bump(2), True) for s in (1, 2)]),
+             "LOADS_OR_REFUSED", "", "k, v, dk, dv: one more key row"),
+        ]
+    return e
+
+
+def pooling_edits(graph, node, attr, set_type, set_dims, then, bump):
+    a = node["attr"]
+    sd = a["spatial_dims"]
+    bwd = node["op"] == OP_POOLING_BWD
+    vec = {k: list(a[k]) if a[k] is not None else [d] * sd for k, d in POOL_VECTORS}
+
+    def setv(key, i, v):
+        new = list(vec[key])
+        new[i] = v
+        return attr(**{key: new})
+
+    # The forward's y: output 0 of the forward, input 0 (dy) of the backward.
+    def y_dims(fn):
+        return set_dims(0, fn, not bwd)
+    last = 2 + sd - 1
+    n_last = tensor_x(graph, node)[last]
+
+    def same_out(**change):
+        """Whether the last spatial dim's output count survives the change
+        (then the edit is another valid pooling, else y no longer fits)."""
+        v = {k: vec[k][-1] for k in vec}
+        before = pool_out_size(v, a["ceil_mode"], n_last)
+        v.update(change)
+        return pool_out_size(v, a["ceil_mode"], n_last) == before
+
+    def y_kept(**change):
+        return ("LOADS_OR_REFUSED", "") if same_out(**change) else (INVALID, "shape")
+    e = [
+        ("window_larger_y_kept", setv("window", sd - 1, vec["window"][-1] + 2),
+         *y_kept(window=vec["window"][-1] + 2), "window[%d] + 2, y kept" % (sd - 1)),
+        ("stride_one_y_kept", setv("stride", sd - 1, 1), *y_kept(stride=1),
+         "stride[%d] -> 1: more outputs than y holds" % (sd - 1)),
+        ("window_zero", setv("window", 0, 0), "CORRUPT_DATA", "window[0] is 0",
+         "window[0] -> 0"),
+        ("stride_zero", setv("stride", 0, 0), "CORRUPT_DATA", "stride[0] is 0",
+         "stride[0] -> 0"),
+        ("dilation_zero", setv("dilation", 0, 0), "CORRUPT_DATA", "dilation[0] is 0",
+         "dilation[0] -> 0"),
+        ("padding_negative", setv("pre_padding", 0, -1), "CORRUPT_DATA",
+         "pre_padding[0] is -1", "pre_padding[0] -> -1"),
+        ("window_2p20", setv("window", 0, (1 << 20) + 1), "CORRUPT_DATA", "window",
+         "window[0] -> 2^20 + 1"),
+        ("stride_2p32", setv("stride", 0, (1 << 32) + 2), "CORRUPT_DATA", "stride",
+         "stride[0] -> 2^32 + 2 (2 if cut to int32)"),
+        ("window_2p32", setv("window", 0, (1 << 32) + 3), "CORRUPT_DATA", "window",
+         "window[0] -> 2^32 + 3 (3 if cut to int32)"),
+        ("padding_only_windows", then(setv("pre_padding", sd - 1, vec["window"][-1] + 4),
+                                      setv("post_padding", sd - 1, vec["window"][-1] + 4),
+                                      y_dims(lambda v: v)),
+         INVALID, "", "pre and post padding[%d] -> window + 4, y kept" % (sd - 1)),
+        ("spatial_dims_3", attr(spatial_dims=3), "CORRUPT_DATA", "spatial_dims",
+         "spatial_dims -> 3, vectors of %d" % sd),
+        ("spatial_dims_4", attr(spatial_dims=4), "CORRUPT_DATA", "spatial_dims",
+         "spatial_dims -> 4"),
+        ("spatial_dims_0", attr(spatial_dims=0), "CORRUPT_DATA", "spatial_dims",
+         "spatial_dims -> 0"),
+        ("mode_unknown", attr(mode=2), "CORRUPT_DATA", "pooling mode", "mode -> 2"),
+        ("y_wider", y_dims(bump(last)), INVALID, "shape",
+         "the forward's y (%s): one more output in the last spatial dim"
+         % ("dy" if bwd else "y")),
+        ("y_taller", y_dims(bump(2, 3)), INVALID, "shape",
+         "the forward's y: three more outputs in the first spatial dim"),
+        ("x_smaller", set_dims(1 if bwd else 0, lambda v: v[:last] + [max(1, v[last] - 3)]),
+         INVALID, "", "x: 3 fewer in the last spatial dim, y kept"),
+        ("x_rank3", set_dims(1 if bwd else 0, lambda v: v[:2] + v[3:]), INVALID, "rank",
+         "x: a spatial dim dropped"),
+        ("ceil_mode_flipped", attr(ceil_mode=not a["ceil_mode"]), "LOADS_OR_REFUSED", "",
+         "ceil_mode flipped, y kept (valid only where both modes agree)"),
+        ("consistent.window_stride_1", then(attr(window=[1] * sd, stride=[1] * sd,
+                                                 pre_padding=None, post_padding=None,
+                                                 dilation=None),
+                                            y_dims(lambda v: v[:2] + list(
+                                                tensor_x(graph, node)[2:]))),
+         "LOADS_OR_REFUSED", "", "window and stride 1, no padding, y = x's size"),
+    ]
+    if a["mode"] == 0:
+        e += [
+            ("dilated", then(setv("dilation", sd - 1, 2)), INVALID, "",
+             "dilation[%d] -> 2, y kept" % (sd - 1)),
+            ("to_average", attr(mode=1), "LOADS_OR_REFUSED", "",
+             "mode max -> average (indices then refused)"),
+        ]
+        idx = port_uid(node, 2) if bwd else port_uid(node, 1, True)
+        if idx is not None and bwd and tensor_by_uid(graph, idx)["data_type"] == I32:
+            side = 46341  # side^2 > INT32_MAX
+
+            def plane_past_int32(g, n):
+                xd = list(tensor_x(g, n))
+                big = xd[:2] + [side] * sd
+                outs = [pool_out_size({k: vec[k][i] for k in vec}, a["ceil_mode"], side)
+                        for i in range(sd)]
+                for slot, dims_ in ((1, big), (0, xd[:2] + outs), (2, xd[:2] + outs)):
+                    t = tensor_by_uid(g, port_uid(n, slot))
+                    t["dims"], t["strides"] = dims_, [0] * len(dims_)
+                reshape(tensor_by_uid(g, port_uid(n, 0, True)), big)
+            e.append(("i32_plane_past_int32", plane_past_int32, INVALID, "i32",
+                      "x (and dx) %d x %d spatially, dy and the i32 indices to match "
+                      "(inputs broadcast): a plane position past INT32_MAX" % (side, side)))
+        if idx is not None:
+            setidx = (set_type(2, F32) if bwd else set_type(1, F32, True))
+            e += [
+                ("indices_float", setidx, INVALID, "index type", "indices -> f32"),
+                ("indices_wider", set_dims(2, bump(last)) if bwd else
+                 set_dims(1, bump(last), True), INVALID, "shape",
+                 "indices: one more in the last spatial dim"),
+                ("to_average_with_indices", attr(mode=1), INVALID,
+                 "only max pooling has indices", "mode -> average, indices kept"),
+            ]
+    else:
+        e += [
+            ("average_dilated", setv("dilation", 0, 2), INVALID, "dilation",
+             "dilation[0] -> 2 on average pooling"),
+            ("average_i32", then(set_type(0, I32), set_type(0, I32, True)), INVALID,
+             "floating-point", "x and y -> i32 on average pooling"),
+            ("consistent.include_pad_flipped",
+             attr(count_include_pad=not a["count_include_pad"]), "LOADS_OR_REFUSED", "",
+             "count_include_pad flipped"),
+        ]
+    return e
+
+
+def movement_edits(graph, node, attr, set_type, set_dims, then, bump):
+    """cpu:copy's ops: what decides where an element is read or written."""
+    op = node["op"]
+    a = node["attr"]
+    x = tensor_by_uid(graph, port_uid(node, 0))["dims"]
+    y = tensor_by_uid(graph, port_uid(node, 0, True))["dims"]
+    rank = len(x)
+    e = [("y_other_type", set_type(0, I32, True), INVALID, "type", "y -> i32 (x f32)")]
+    if op == OP_TRANSPOSE:
+        perm = a["perm"]
+        swapped = perm[1:] + perm[:1]
+        e += [
+            ("perm_repeated", attr(perm=[perm[0]] * rank), "CORRUPT_DATA", "perm",
+             "perm -> one dim %d times" % rank),
+            ("perm_past_rank", attr(perm=perm[:-1] + [rank]), "CORRUPT_DATA", "perm",
+             "perm's last -> %d (x has rank %d)" % (rank, rank)),
+            ("perm_2p32", attr(perm=perm[:-1] + [(1 << 32) + perm[-1]]), "CORRUPT_DATA",
+             "perm", "perm's last + 2^32 (the same if cut to int32)"),
+            ("perm_shorter", attr(perm=perm[:-1]), "REFUSED", "perm",
+             "perm: one entry fewer than x's rank"),
+            ("perm_other_y_kept", attr(perm=swapped), INVALID, "shape mismatch",
+             "perm -> %s, y kept" % swapped),
+            ("consistent.perm_other", then(attr(perm=swapped),
+                                           set_dims(0, lambda v: [x[p] for p in swapped],
+                                                    True)),
+             "LOADS_OR_REFUSED", "", "perm -> %s, y to match" % swapped),
+        ]
+    if op == OP_SLICE:
+        start, step = a["start"], a["step"] or [1] * rank
+        e += [
+            ("start_past_y_kept", attr(start=[x[0]] + start[1:]), INVALID, "reaches index",
+             "start[0] -> %d (x's dim), y kept" % x[0]),
+            ("start_negative", attr(start=[-1] + start[1:]), "CORRUPT_DATA", "start[0]",
+             "start[0] -> -1"),
+            ("start_2p41", attr(start=[1 << 41] + start[1:]), "CORRUPT_DATA", "start[0]",
+             "start[0] -> 2^41"),
+            ("step_larger_y_kept", attr(step=[step[0] + 5] + step[1:]), INVALID,
+             "reaches index", "step[0] + 5, y kept"),
+            ("step_zero", attr(step=[0] + step[1:]), "CORRUPT_DATA", "step[0]",
+             "step[0] -> 0"),
+            ("step_2p31", attr(step=[1 << 31] + step[1:]), "CORRUPT_DATA", "step[0]",
+             "step[0] -> 2^31 (past int32)"),
+            ("step_2p32_plus_1", attr(step=[(1 << 32) + 1] + step[1:]), "CORRUPT_DATA",
+             "step[0]", "step[0] -> 2^32 + 1 (1 if cut to int32)"),
+            ("steps_fewer", attr(step=step[:-1]), "CORRUPT_DATA", "steps",
+             "one step fewer than starts"),
+            ("y_longer", set_dims(0, bump(0), True), INVALID, "reaches index",
+             "y: dim 0 one longer (its window past x)"),
+            ("starts_fewer", attr(start=start[:-1], step=step[:-1]), INVALID, "starts",
+             "one start and step fewer than x's rank"),
+            ("consistent.whole", then(attr(start=[0] * rank, step=[1] * rank),
+                                      set_dims(0, lambda v: list(x), True)),
+             "LOADS_OR_REFUSED", "", "start 0, step 1, y = x"),
+        ]
+    if op == OP_PAD:
+        pre = a["pre"]
+        e += [
+            ("pre_past_y_kept", attr(pre=[pre[0] + y[0]] + pre[1:]), INVALID, "less than",
+             "pre[0] + y's dim 0, y kept (x written past y)"),
+            ("pre_negative", attr(pre=[-1] + pre[1:]), "CORRUPT_DATA", "pre[0]",
+             "pre[0] -> -1"),
+            ("pre_2p41", attr(pre=[1 << 41] + pre[1:]), "CORRUPT_DATA", "pre[0]",
+             "pre[0] -> 2^41"),
+            ("pre_fewer", attr(pre=pre[:-1]), INVALID, "entries", "one pre fewer"),
+            ("y_smaller", set_dims(0, lambda v: [v[0] - 1 - pre[0]] + v[1:], True), INVALID,
+             "less than", "y: dim 0 short of x's plus pre"),
+            ("value_nan", attr(value=f64_bits(math.nan)), "CORRUPT_DATA", "NaN",
+             "value -> NaN"),
+            ("consistent.y_larger", set_dims(0, lambda v: [d + 3 for d in v], True),
+             "LOADS_OR_REFUSED", "", "y: every dim 3 longer"),
+        ]
+    if op == OP_CONCAT:
+        e += [
+            ("x1_off_axis", set_dims(1, bump(0)), INVALID, "other than the axis",
+             "x1: dim 0 one longer"),
+            ("x1_rank_lower", set_dims(1, lambda v: v[1:]), INVALID, "rank",
+             "x1: one dim fewer"),
+            ("x1_other_type", set_type(1, F16), INVALID, "type", "x1 -> f16"),
+            ("y_shorter", set_dims(0, lambda v: v[:1] + [v[1] - 1] + v[2:], True), INVALID,
+             "shape mismatch", "y: one fewer at the axis"),
+            ("input_gap", lambda g, n: n.update(inputs=[p for p in n["inputs"]
+                                                        if p[0] != 1]),
+             "REFUSED", "", "x1 left out, x2 kept (inputs not consecutive)"),
+        ]
+    if op == OP_RESHAPE:
+        e += [
+            ("y_more_elements", set_dims(0, bump(0), True), INVALID, "elements",
+             "y: one more row than x holds"),
+            ("y_fewer_elements", set_dims(0, lambda v: [v[0] - 1] + v[1:], True), INVALID,
+             "elements", "y: one row fewer"),
+            ("consistent.y_flat", set_dims(0, lambda v: [math.prod(x)], True),
+             "LOADS_OR_REFUSED", "", "y flat"),
+        ]
+    return e
+
+
+def pool_out_size(v, ceil_mode, n):
+    """validate.c's pool_out_size for one spatial dim (v: that dim's window,
+    stride, dilation, pre_padding, post_padding)."""
+    extent = v["dilation"] * (v["window"] - 1) + 1
+    span = n + v["pre_padding"] + v["post_padding"] - extent
+    if span < 0:
+        return 0
+    s = v["stride"]
+    out = ((span + s - 1) // s if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= n + v["pre_padding"]:
+        out -= 1
+    return out
+
+
+def tensor_x(graph, node):
+    """A pooling node's x dims."""
+    slot = 1 if node["op"] == OP_POOLING_BWD else 0
+    return tensor_by_uid(graph, port_uid(node, slot))["dims"]
+
+
+def norm_edits(graph, node, attr, set_type, set_dims, then, bump):
+    op = node["op"]
+    x_slot = 0 if op in (OP_BN_TRAIN, OP_BN_RUNNING) else 1
+    x = tensor_by_uid(graph, port_uid(node, x_slot))["dims"]
+    e = [
+        # running statistics are per channel: a wider x is another valid
+        # graph there
+        ("x_wider_rest_kept", set_dims(x_slot, bump(len(x) - 1)),
+         *(("LOADS_OR_REFUSED", "") if op == OP_BN_RUNNING else (INVALID, "")),
+         "x: last dim one longer, every other tensor kept"),
+        ("x_rank1", set_dims(x_slot, lambda v: [v[0]]), INVALID, "", "x: rank 1"),
+        ("param_wider", set_dims(x_slot + 1, lambda v: [d + 1 if d > 1 else d for d in v]),
+         INVALID, "", "input %d: every dim above 1 one longer" % (x_slot + 1)),
+        ("output0_wider", set_dims(0, bump(len(x) - 1), True), INVALID, "shape mismatch",
+         "output 0: last dim one longer"),
+        ("x_f64", set_type(x_slot, F64), "LOADS_OR_REFUSED", "",
+         "x -> f64 (cpu:norm_train takes f32, f16, bf16)"),
+        ("x_i32", set_type(x_slot, I32), INVALID, "floating-point", "x -> i32"),
+    ]
+    if len(node["outputs"]) > 1:
+        e.append(("output1_wider", set_dims(1, lambda v: [d + 1 for d in v], True),
+                  INVALID, "shape mismatch", "output 1: every dim one longer"))
+    if op == OP_BN_RUNNING:
+        e += [
+            ("momentum_above_1", attr(momentum=f64_bits(1.5)), "CORRUPT_DATA", "momentum",
+             "momentum -> 1.5"),
+            ("momentum_nan", attr(momentum=f64_bits(math.nan)), "CORRUPT_DATA",
+             "momentum", "momentum -> NaN"),
+            ("one_value_per_channel", set_dims(0, lambda v: [1, v[1]] + [1] * (len(v) - 2)),
+             INVALID, "at least 2", "x: 1 value per channel (unbiased variance)"),
+        ]
+    if op == OP_BN_TRAIN:
+        e += [
+            ("epsilon_negative", attr(epsilon=f64_bits(-1.0)), INVALID, "epsilon",
+             "epsilon -> -1"),
+            ("epsilon_nan", attr(epsilon=f64_bits(math.nan)), INVALID, "epsilon",
+             "epsilon -> NaN"),
+        ]
+    if op in (OP_LN_BWD, OP_RMS_BWD):
+        e += [
+            ("stats_wider", set_dims(3, lambda v: [d + 1 for d in v]), INVALID,
+             "shape mismatch", "the statistics: every dim one longer"),
+            ("scale_rank_lower", set_dims(2, lambda v: v[1:]), INVALID, "rank",
+             "scale: one dim fewer than x"),
+            ("consistent.normalise_more", then(
+                set_dims(2, lambda v: [1] * (len(v) - 2) + list(x[-2:])),
+                *[set_dims(s, lambda v: list(x[:-2]) + [1, 1])
+                  for s in range(3, len(node["inputs"]))],
+                *[set_dims(s, lambda v: [1] * (len(v) - 2) + list(x[-2:]), True)
+                  for s in range(1, len(node["outputs"]))]),
+             "LOADS_OR_REFUSED", "", "normalised over the last two dims (scale, "
+             "statistics and parameter gradients to match)"),
+        ]
+    return e
+
+
+def engine_edits(parts):
+    """The engine a CPU plan names, in the body (name and id) and in the
+    payload: each must be the other, and the engine must take the graph."""
+    engine = parts.body["engine_name"]
+    resize = any(n["op"] == OP_RESIZE for n in parts.graph["nodes"])
+    other = "cpu:pool" if resize else "cpu:resize"
+
+    def body_engine(name):
+        def edit(body, payload, graph):
+            body["engine_name"], body["engine_id"] = name, fnv1a64(name)
+        return edit
+
+    def payload_engine(name):
+        def edit(body, payload, graph):
+            payload["engine"] = name
+        return edit
+
+    def both(name):
+        def edit(body, payload, graph):
+            body_engine(name)(body, payload, graph)
+            payload_engine(name)(body, payload, graph)
+        return edit
+
+    return [
+        ("engine.body_other", body_engine(other), "CORRUPT_DATA", "is for engine",
+         "body engine name and id -> %s, payload kept" % other),
+        ("engine.payload_other", payload_engine(other), "CORRUPT_DATA", "is for engine",
+         "payload engine -> %s, body kept" % other),
+        ("engine.both_other", both(other), "NOT_SUPPORTED", "",
+         "body and payload engine -> %s, which does not take this graph" % other),
+        ("engine.both_reference", both("cpu:reference"), "LOADS_OR_REFUSED", "",
+         "body and payload engine -> cpu:reference (it takes any graph; its "
+         "workspace may differ from the recorded one)"),
+        ("engine.payload_unknown", payload_engine("cpu:no_such"), "CORRUPT_DATA",
+         "is for engine", "payload engine -> cpu:no_such"),
+        ("engine.id_only", lambda b, p, g: b.update(engine_id=fnv1a64(other)),
+         "CORRUPT_DATA", "", "body engine id -> %s's, name kept" % other),
+    ]
 
 
 # What strict mode (CDNN_TRUSTED_CODE=pack) must answer instead, where it
@@ -1118,7 +1952,9 @@ def kernel_edits(parts):
             if v.isdigit():
                 kvs[i] = (k, str(int(v) * 2 + 1))
                 return kvs
-        raise ForgeError("no numeric metadata to edit in %s" % kvs)
+        # (a kernel without numeric metadata, kernels:reduce_host: one
+        # entry added instead)
+        return kvs + [("forged_tile", "3")]
 
     other_engine = ("kernels:norm_host" if p0["engine"] != "kernels:norm_host"
                     else "kernels:matmul_host")
@@ -1275,6 +2111,9 @@ def forge_plan(parts, knobs):
         edits += kernel_edits(parts)
     else:
         edits = plan_edits(parts, knobs)
+        if parts.body["engine_name"] in NEW_ENGINES or any(
+                n["op"] >= FIRST_FORGED_OP for n in parts.graph["nodes"]):
+            edits += engine_edits(parts) + op_edits(parts)
     for cat, edit, expect, msg, desc in edits:
         body, payload, graph = parts.parts()
         edit(body, payload, graph)
@@ -1336,8 +2175,10 @@ def forge_container(parts, knobs):
                 "", "the container's graph part: a tensor renamed (same content key)"))
     g = copy.deepcopy(parts.graph)
     double_batch(g, carriers)
+    # (batch_carriers does not know the 1.3 ops' operands: any refusal)
+    new_ops = any(n["op"] >= FIRST_FORGED_OP for n in parts.graph["nodes"])
     out.append(("graph_part.dims_changed", parts.build(g, parts.c["plan"]),
-                "CORRUPT_DATA", CONTAINER_MISMATCH,
+                *(("REFUSED", "") if new_ops else ("CORRUPT_DATA", CONTAINER_MISMATCH)),
                 "the container's graph part: batch doubled; the plan is unchanged"))
     g = copy.deepcopy(parts.graph)
     double_outer_stride(g, inp[0])
@@ -1367,10 +2208,26 @@ def engine_knobs(engines_json):
             for e in data["engines"]}
 
 
+def with_workspace(data, workspace):
+    """A forged plan (data) with its recorded workspace set: what a forger
+    does when the loader's refusal says how many bytes the payload needs."""
+    env = read_plan(data)
+    body = read_body(env["body"])
+    body["workspace_size"] = workspace
+    return encode_plan(env["major"], env["minor"], encode_body(body))
+
+
 def main():
-    if len(sys.argv) != 4:
+    args = sys.argv[1:]
+    workspaces = None
+    if len(args) == 5 and args[3] == "--workspace":
+        # second round: {forgery file: workspace bytes the loader asked for}
+        with open(args[4]) as f:
+            workspaces = json.load(f)
+        args = args[:3]
+    if len(args) != 3:
         sys.exit(__doc__)
-    base_dir, out_dir, engines_json = sys.argv[1:4]
+    base_dir, out_dir, engines_json = args
     knobs = engine_knobs(engines_json)
     os.makedirs(out_dir, exist_ok=True)
     manifest = []
@@ -1407,6 +2264,14 @@ def main():
                 # variant names the tensor edited).
                 category, _, variant = cat.partition("@")
                 fname = "%s.%s%s" % (stem, cat.replace("@", "."), ext)
+                if workspaces is not None:
+                    if fname not in workspaces or kind != "plan":
+                        continue
+                    data = with_workspace(data, workspaces[fname])
+                    desc += "; workspace -> %d bytes, what the refusal of the " \
+                            "first forgery said the payload needs" % workspaces[fname]
+                    category += ".workspace_reforged"
+                    fname = fname[:-len(ext)] + ".ws" + ext
                 with open(os.path.join(out_dir, fname), "wb") as f:
                     f.write(data)
                 entry = {"file": fname, "kind": kind, "base": name,

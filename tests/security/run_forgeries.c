@@ -2,7 +2,10 @@
  * run_forgeries.c -- load every forgery forge.py wrote, and run what loads
  * with buffers of exactly the sizes the loaded plan declares (issue 8).
  *
- * usage: run_forgeries FORGED_DIR [--only SUBSTRING] [--no-fork]
+ * usage: run_forgeries FORGED_DIR [--only SUBSTRING]... [--no-fork]
+ *
+ * --only (up to 16 times): only the forgeries whose file name contains one
+ * of the substrings.
  *
  * FORGED_DIR holds the forged files and manifest.json (tests/security/
  * forge.py).  For each forgery, through the public API only:
@@ -23,6 +26,7 @@
  *   CORRUPT_DATA (or another status name)  the load must fail with that
  *       status and a message containing "message";
  *   LOADS             the load and the execute must succeed;
+ *   REFUSED           any refusal (not INTERNAL_ERROR) with "message";
  *   LOADS_OR_REFUSED  a self-consistent forgery of another computation:
  *       either outcome, but it must be memory-safe, and neither the load nor
  *       the execute may report INTERNAL_ERROR (a bug by definition).
@@ -366,6 +370,12 @@ static int check_one(const char *dir, const forgery_t *f, load_path_t path, char
             snprintf(out, out_size, "loaded; %s", exec_what);
         else
             snprintf(out, out_size, "refused: %s: %s", status_name(st), msg ? msg : "");
+    } else if (strcmp(f->expect, "REFUSED") == 0) {
+        /* any refusal with the message, but never a bug's status */
+        ok = st != CDNN_STATUS_SUCCESS && st != CDNN_STATUS_INTERNAL_ERROR && msg &&
+             strstr(msg, f->message);
+        snprintf(out, out_size, "%s: %s%s", st ? status_name(st) : "LOADED, expected a "
+                 "refusal", msg ? msg : "", ok ? "" : " (expected a refusal)");
     } else if (st == CDNN_STATUS_SUCCESS) {
         ok = 0;
         snprintf(out, out_size, "LOADED, expected %s with \"%s\"; %s", f->expect,
@@ -489,11 +499,11 @@ static const char *field(json_t *o, const char *key)
 
 int main(int argc, char **argv)
 {
-    const char *dir = NULL, *only = NULL;
-    int use_fork = 1;
+    const char *dir = NULL, *only[16];
+    int only_count = 0, use_fork = 1;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
-            only = argv[++i];
+        if (strcmp(argv[i], "--only") == 0 && i + 1 < argc && only_count < 16)
+            only[only_count++] = argv[++i];
         else if (strcmp(argv[i], "--no-fork") == 0)
             use_fork = 0;
         else if (!dir && argv[i][0] != '-')
@@ -502,7 +512,8 @@ int main(int argc, char **argv)
             dir = NULL, i = argc;
     }
     if (!dir) {
-        fprintf(stderr, "usage: run_forgeries FORGED_DIR [--only SUBSTRING] [--no-fork]\n");
+        fprintf(stderr, "usage: run_forgeries FORGED_DIR [--only SUBSTRING]... "
+                        "[--no-fork]\n");
         return 2;
     }
     char path[4096];
@@ -537,7 +548,10 @@ int main(int argc, char **argv)
             failed++;
             continue;
         }
-        if (only && !strstr(f.file, only))
+        int wanted = only_count == 0;
+        for (int o = 0; o < only_count && !wanted; o++)
+            wanted = strstr(f.file, only[o]) != NULL;
+        if (!wanted)
             continue;
         int paths = strcmp(f.kind, "container") == 0 ? 2 : 1;
         for (int p = 0; p < paths; p++) {

@@ -19,3 +19,19 @@ add_test(NAME security_forgeries
           $<TARGET_FILE:cdnn_cli> $<TARGET_FILE:run_forgeries> ${PROJECT_SOURCE_DIR})
 set_tests_properties(security_forgeries PROPERTIES
   LABELS security SKIP_RETURN_CODE 77 TIMEOUT 1800)
+
+# The same for the engines of the graph format 1.3 ops (cpu:index, cpu:pool,
+# cpu:resize, cpu:norm_train, cpu:sdpa_bwd): their attributes, shapes and
+# types forged with the record re-derived, plans built with knobs
+# (build_with_knobs) and by benchmarking, and the `cdnn` command on what
+# must be refused.
+add_executable(build_with_knobs ${CMAKE_CURRENT_LIST_DIR}/build_with_knobs.c)
+target_link_libraries(build_with_knobs PRIVATE cdnn)
+add_dependencies(build_with_knobs cdnn_provider_cpu)
+
+add_test(NAME security_forgeries_ops
+  COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_forgeries_ops.sh
+          $<TARGET_FILE:cdnn_cli> $<TARGET_FILE:run_forgeries>
+          $<TARGET_FILE:build_with_knobs> ${PROJECT_SOURCE_DIR})
+set_tests_properties(security_forgeries_ops PROPERTIES
+  LABELS security SKIP_RETURN_CODE 77 TIMEOUT 1800)
