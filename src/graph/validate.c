@@ -1197,9 +1197,16 @@ cdnn_status_t shape_rule_arg_extreme(const node_check_t *c)
                                            : "has no dim at the axis (bad attribute)");
     if (y->type != CDNN_DATA_TYPE_I32 && y->type != CDNN_DATA_TYPE_I64)
         return port_fail(c, 0, 0, "must have an index type, i32 or i64 (type mismatch)");
+    if (axis < 0)
+        axis += x->rank;
+    /* As top-k's indices: a position past INT32_MAX would wrap in i32 (an
+     * input broadcast along the axis spans a few bytes at any length). */
+    if (y->type == CDNN_DATA_TYPE_I32 && x->dims[axis] > INT32_MAX)
+        return port_fail(c, 0, 0, "is i32, which cannot hold every position along x's "
+                                  "axis; use i64 (type mismatch)");
     int64_t dims[CDNN_MAX_RANK];
     for (int32_t d = 0; d < x->rank; d++)
-        dims[d] = d == (axis < 0 ? axis + x->rank : axis) ? 1 : x->dims[d];
+        dims[d] = d == axis ? 1 : x->dims[d];
     return expect_output(c, 0, x->rank, dims);
 }
 

@@ -1479,7 +1479,7 @@ def node_edits(graph, ni, node):
                 reshape(T(g, o), [k if d == ax else 1 for d in range(rank)])
             elif o is not None:
                 reshape(T(g, o), [1] * rank)
-    if op in (OP_TOPK,):
+    if op in (OP_ARGMAX, OP_ARGMIN, OP_TOPK):
         iout = port_uid(node, 1 if op == OP_TOPK else 0, True)
         if iout is not None and T(graph, iout)["data_type"] == I32:
             e.append(("i32_axis_past_int32", axis_past_int32, INVALID, "i32",
