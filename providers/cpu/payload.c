@@ -89,10 +89,18 @@ cdnn_status_t cpu_payload_decode(const uint8_t *bytes, size_t size, cpu_payload_
         return sdk_fail(CDNN_STATUS_CORRUPT_DATA, "CPU payload is malformed: %s", why);
     fb_table_t root = fb_root(bytes, size);
     uint16_t major = fb_get_u16(&root, PAYLOAD_MAJOR, 0);
+    uint16_t minor = fb_get_u16(&root, PAYLOAD_MINOR, 0);
     if (major != CPU_PAYLOAD_MAJOR)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "CPU payload format %u.%u; this "
-                        "provider reads %d.x", major, fb_get_u16(&root, PAYLOAD_MINOR, 0),
-                        CPU_PAYLOAD_MAJOR);
+                        "provider reads %d.x", major, minor, CPU_PAYLOAD_MAJOR);
+    /* A newer minor may carry fields that change what runs, which this
+     * provider would ignore; the plan body's record of the payload version
+     * (checked by cdnn) cannot vouch for the payload's own. */
+    if (minor > CPU_PAYLOAD_MINOR)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "CPU payload format %u.%u is newer "
+                        "than this provider reads (%d.%d): its format_minor is past "
+                        "what the plan body records", major, minor, CPU_PAYLOAD_MAJOR,
+                        CPU_PAYLOAD_MINOR);
     uint32_t graph_size = 0;
     p->engine = fb_get_string(&root, PAYLOAD_ENGINE, NULL);
     p->graph = fb_get_vector(&root, PAYLOAD_GRAPH, &graph_size);

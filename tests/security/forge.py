@@ -1123,6 +1123,11 @@ def plan_edits(parts, knobs):
     def zero_key(body, payload, graph):
         body["content_key"] = bytes(32)
 
+    def workspace(fn):
+        def edit(body, payload, graph):
+            body["workspace_size"] = fn(body["workspace_size"])
+        return edit
+
     def batch(body, payload, graph):
         double_batch(graph, carriers)
 
@@ -1166,6 +1171,10 @@ def plan_edits(parts, knobs):
                                                  F16 if inp[3] != F16 else F32)),
         ("body.content_key_zeroed", zero_key, bad, INCONSISTENT,
          "plan body: graph_content_key -> 32 zero bytes"),
+        ("body.workspace_larger", workspace(lambda w: w + 64), bad, "workspace",
+         "plan body: workspace_size + 64"),
+        ("body.workspace_2p62", workspace(lambda w: 1 << 62), bad, "workspace",
+         "plan body: workspace_size -> 2^62"),
         ("payload.stride_doubled.input", stride(inp[0]), bad, INCONSISTENT,
          "payload graph: outer stride of input uid %d doubled, record kept" % inp[0]),
         ("payload.stride_doubled.output", stride(out[0]), bad, INCONSISTENT,
@@ -1191,6 +1200,23 @@ def plan_edits(parts, knobs):
             "LOADS_OR_REFUSED", "",
             "payload graph: outer stride of uid %d doubled, tensor table and content "
             "key re-derived to match" % t[0]))
+    def payload_minor(body, payload, graph):
+        payload["minor"] += 1
+
+    def body_payload_minor(body, payload, graph):
+        body["payload_minor"] += 1
+    edits.append(("body.payload_minor_newer", body_payload_minor, "NOT_SUPPORTED",
+                  "payload format", "plan body: payload_minor + 1 (newer than the "
+                  "provider reads)"))
+    if not parts.kernel:
+        edits.append(("payload.format_minor_newer", payload_minor, "NOT_SUPPORTED",
+                      "newer than this provider reads", "CPU payload: format_minor + 1, "
+                      "the body's record of it kept (a newer payload's fields would be "
+                      "ignored)"))
+    if parts.body["workspace_size"]:
+        edits.append(("body.workspace_smaller", workspace(lambda w: w - 1), bad,
+                      "workspace", "plan body: workspace_size - 1 (the engine would "
+                      "use a byte past the caller's workspace)"))
     if knobs:
         # One declared knob is enough to forge with: the first by name.
         name = sorted(knobs)[0]
@@ -2053,6 +2079,10 @@ def kernel_edits(parts):
         ("kernel.body_version", setp(minor=p0["minor"] + 1), bad, INCONSISTENT,
          "body minor -> %d, the header's kept" % (p0["minor"] + 1)),
     ]
+    if not p0["metadata"]:
+        # nothing to drop (kernels:reduce_host has no metadata): that edit
+        # would be the unchanged plan
+        edits = [e for e in edits if e[0] != "kernel.metadata_dropped"]
     # Each launch value but the host threads (which restore takes as given,
     # within [1, 1024]) is derived again from the graph: any change is
     # refused.  One forgery per value: a tile, a stride or a size that would
@@ -2109,6 +2139,11 @@ def forge_plan(parts, knobs):
         # A kernel payload holds no knobs (they chose the kernel at build).
         edits = [e for e in plan_edits(parts, {}) if not e[0].startswith("payload.knob")]
         edits += kernel_edits(parts)
+        if any(n["op"] >= FIRST_FORGED_OP for n in parts.graph["nodes"]):
+            # the graph in a kernel payload decides its launch values: the
+            # same attribute forgeries (a consistent one is refused for its
+            # launch values, or is another valid plan)
+            edits += op_edits(parts)
     else:
         edits = plan_edits(parts, knobs)
         if parts.body["engine_name"] in NEW_ENGINES or any(

@@ -17,7 +17,9 @@
 #   1. base plans: tests/security/graphs/*.json and the 1.3 examples, each
 #      on the engine the build chooses, some pinned to cpu:reference, some
 #      chosen by benchmarking (global.benchmarking=1), some built with the
-#      threads knob (build_with_knobs), a few as graph+plan containers;
+#      threads knob (build_with_knobs), a few as graph+plan containers, and
+#      the kernels provider's softmax, pointwise and reduction host engines
+#      (payloads with a code object: test_forgeries.sh's kernel.* edits);
 #   2. forge.py forges from them (engine, knobs, the tensor table, the
 #      payload graph's attributes, shapes, strides and types);
 #   3. run_forgeries loads and runs each one in normal mode, and the engine,
@@ -136,6 +138,34 @@ threads2__batchnorm_train batchnorm_train cpu:norm_train cpu.threads.count=2
 threads1__sdpa_bwd sdpa_bwd cpu:sdpa_bwd cpu.threads.count=1
 LIST
 
+# Plans that carry code: the kernels provider's host engines of the ops
+# test_forgeries.sh does not build (softmax, pointwise, reduction), whose
+# payloads get its kernel.* forgeries.  A sanitizer build makes no kernel
+# pack of its own (kernels/packs.cmake), so one is made here from the
+# build's host objects, as test_forgeries.sh does.
+if ! "$cli" engines | grep -q "kernels:softmax_host"; then
+  objects=$(cd "$(dirname "$cli")/.." && pwd)/kernels/host
+  mkdir -p "$work/kernels"
+  descriptors=""
+  for d in softmax pointwise reduce; do
+    descriptors="$descriptors $src/kernels/descriptors/host/$d.json"
+  done
+  # shellcheck disable=SC2086 # descriptors: paths without spaces
+  "$cli" pack build $descriptors --objects "$objects" -o "$work/kernels/host.kpack" \
+    >/dev/null || fail "no kernels:softmax_host engine, and no pack could be made from $objects"
+  CDNN_KERNEL_PATH=$work/kernels
+  export CDNN_KERNEL_PATH
+fi
+while read -r name graph engine; do
+  "$cli" build "$(graph_path "$graph")" --engine "$engine" --form plan \
+    -o "$work/base/$name.cdp" >/dev/null || fail "cdnn build $graph --engine $engine"
+done <<'LIST'
+khost__softmax softmax kernels:softmax_host
+khost__log_softmax log_softmax kernels:softmax_host
+khost__add_mul add_mul kernels:pointwise_host
+khost__reduce_rows reduce_rows kernels:reduce_host
+LIST
+
 "$cli" engines --json --knobs >"$work/engines.json" || fail "cdnn engines --json --knobs"
 $python "$src/tests/security/forge.py" "$work/base" "$work/forged" "$work/engines.json" ||
   fail "forge.py"
@@ -146,10 +176,11 @@ env -u CDNN_TRUSTED_CODE "$runner" "$work/forged" >"$work/normal.log" 2>&1 || st
 cat "$work/normal.log"
 # CPU payloads carry no code object: strict mode decodes the payload and
 # vouches, then checks as normal mode does, so the categories that touch
-# what it decodes (engine, knobs) and the controls are enough there.
-echo "== strict mode (engine, knob and control forgeries)"
+# what it decodes (engine, knobs) and the controls are enough there; the
+# kernel plans, whose code strict mode compares with the packs, all.
+echo "== strict mode (engine, knob and control forgeries; every kernel plan's)"
 CDNN_TRUSTED_CODE=pack "$runner" "$work/forged" --only .engine. --only .knob \
-  --only .control. || status=1
+  --only .control. --only khost__ || status=1
 
 # Round 2: what a forger does with "its payload needs N" workspace bytes.
 $python - "$work/normal.log" "$work/workspaces.json" <<'EOF' || fail "collecting workspaces"
@@ -208,5 +239,5 @@ if [ $status -ne 0 ]; then
   fail "forgeries were not handled as expected (the FAIL lines above)"
 fi
 [ $temporary -eq 1 ] && rm -rf "$work"
-echo "PASS: every forgery of the 1.3 ops' engines, both modes, and the command on them"
+echo "PASS: every forgery of the 1.2/1.3 ops' engines, both modes, and the command on them"
 exit 0
