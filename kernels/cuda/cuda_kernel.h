@@ -163,6 +163,17 @@ typedef struct cdnn_cuda_matmul_params {
     X(n256s8, 4, 2, 8, 3)
 #define CDNN_CUDA_MATMUL_SMALL_M_STREAM_SMEM(warps_n, warps_k) \
     ((warps_k) * 16 * (64 * (warps_n) + 4) * 4)
+/* The strip small-m configurations (matmul_small_m.cu, sm_90a): the
+ * streaming k loop above, a block 64 columns of C over all of k (no split
+ * of k across blocks, no cluster), its warps interleaved over k.
+ * X(name, warps, stages).  Entry points
+ * cdnn_cuda_matmul_small_m_strip_{f16,bf16}_<name>; grid (ceil(n / 64),
+ * ceil(m / 16), batch), block 32 * warps, dynamic smem
+ * CDNN_CUDA_MATMUL_SMALL_M_STRIP_SMEM(warps). */
+#define CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS(X) \
+    X(n64w16s2, 16, 2)                           \
+    X(n64w16, 16, 3)
+#define CDNN_CUDA_MATMUL_SMALL_M_STRIP_SMEM(warps) ((warps) * 16 * (64 + 4) * 4)
 
 /* ------------------------------------------------------------------------
  * The Hopper kernels of "cuda-matmul-v1" (kernels/cuda/matmul_wgmma.cu,

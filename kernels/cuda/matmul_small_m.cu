@@ -12,7 +12,8 @@
 //
 // The "stream" kernels below (cdnn_cuda_matmul_small_m_stream_*) compute
 // the same with b loaded straight into registers instead of a cp.async
-// ring; their section says how.
+// ring, and the "strip" kernels (cdnn_cuda_matmul_small_m_strip_*) with
+// that k loop over all of k a block, no split of k; their sections say how.
 #include <cooperative_groups.h>
 
 #include "matmul_tc.cuh"
@@ -145,8 +146,8 @@ __device__ __forceinline__ void multiply_group(float (&acc)[4][2][4], const uint
     }
 }
 
-// Groups [begin, end) of k (16 rows each) for the warp's 64 columns at n0
-// and the tile's rows at m0.  Fast: b n-contiguous with 16-byte aligned
+// Groups first, first + stride, ... (count of them; 16 k rows each) for
+// the warp's 64 columns at n0 and the tile's rows at m0.  Fast: b n-contiguous with 16-byte aligned
 // rows, a k-contiguous with 8-byte aligned rows, every group wholly
 // inside k and the 64 columns inside n; then `Stages` groups are in
 // flight, refilled as each is used.  Otherwise every element is gathered
@@ -154,22 +155,21 @@ __device__ __forceinline__ void multiply_group(float (&acc)[4][2][4], const uint
 template <int DType, int Stages, bool Fast>
 __device__ __forceinline__ void stream_groups(const cdnn_cuda_matmul_params_t &p,
                                               const uint16_t *a, const uint16_t *b, int64_t m0,
-                                              int64_t n0, int64_t begin, int64_t end,
-                                              float (&acc)[4][2][4]) {
+                                              int64_t n0, int64_t first, int64_t stride,
+                                              int64_t count, float (&acc)[4][2][4]) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int64_t count = end - begin;
     if (count <= 0)
         return;
     uint4 b_regs[Stages][4];
     uint2 a_regs[Stages][2];
-    // Fast path: running pointers, one group (16 rows) further each load.
-    const uint16_t *b_next = b + (begin * 16 + 4 * t) * p.b_row_stride + n0 + 8 * g;
-    const int64_t b_step = 16 * p.b_row_stride;
+    // Fast path: running pointers, `stride` groups further each load.
+    const uint16_t *b_next = b + (first * 16 + 4 * t) * p.b_row_stride + n0 + 8 * g;
+    const int64_t b_step = 16 * stride * p.b_row_stride, a_step = 16 * stride;
     const bool row_in[2] = {m0 + g < p.m, m0 + 8 + g < p.m};
-    const uint16_t *a_next[2] = {a + (row_in[0] ? m0 + g : 0) * p.a_row_stride + begin * 16 + 4 * t,
-                                 a + (row_in[1] ? m0 + 8 + g : 0) * p.a_row_stride + begin * 16 +
+    const uint16_t *a_next[2] = {a + (row_in[0] ? m0 + g : 0) * p.a_row_stride + first * 16 + 4 * t,
+                                 a + (row_in[1] ? m0 + 8 + g : 0) * p.a_row_stride + first * 16 +
                                      4 * t};
-    auto load = [&](int s, int64_t group) {
+    auto load = [&](int s, int64_t i) { // the i-th group of the list
         if (Fast) {
 #pragma unroll
             for (int r = 0; r < 4; ++r)
@@ -178,10 +178,10 @@ __device__ __forceinline__ void stream_groups(const cdnn_cuda_matmul_params_t &p
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 a_regs[s][h] = row_in[h] ? load_cached8(a_next[h]) : make_uint2(0, 0);
-                a_next[h] += 16;
+                a_next[h] += a_step;
             }
         } else {
-            const int64_t k = group * 16 + 4 * t;
+            const int64_t k = (first + i * stride) * 16 + 4 * t;
 #pragma unroll
             for (int r = 0; r < 4; ++r)
                 b_regs[s][r] = gather_b8(p, b, k + r, n0 + 8 * g);
@@ -193,16 +193,40 @@ __device__ __forceinline__ void stream_groups(const cdnn_cuda_matmul_params_t &p
 #pragma unroll
     for (int s = 0; s < Stages; ++s)
         if (s < count)
-            load(s, begin + s);
+            load(s, s);
     for (int64_t i = 0; i < count; i += Stages) {
 #pragma unroll
         for (int s = 0; s < Stages; ++s)
             if (i + s < count) {
                 multiply_group<DType>(acc, b_regs[s], a_regs[s]);
                 if (i + s + Stages < count)
-                    load(s, begin + i + s + Stages);
+                    load(s, i + s + Stages);
             }
     }
+}
+
+// Whether the warp's 64 columns at n0 take stream_groups' fast path.
+__device__ __forceinline__ bool streamable(const cdnn_cuda_matmul_params_t &p, const uint16_t *a,
+                                           const uint16_t *b, int64_t n0) {
+    return p.b_col_stride == 1 && p.b_row_stride % 8 == 0 && aligned16(b) && n0 + 64 <= p.n &&
+           p.a_col_stride == 1 && p.a_row_stride % 4 == 0 &&
+           (reinterpret_cast<uintptr_t>(a) & 7) == 0;
+}
+
+// The warp's accumulators as a row-major 16 x 64 tile: element (row,
+// column) at tile[row * pitch + column].
+__device__ __forceinline__ void store_partial(float *tile, int pitch, const float (&acc)[4][2][4]) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = 8 * h + 2 * t, col = 8 * g + 2 * j;
+            *reinterpret_cast<float2 *>(tile + row * pitch + col) =
+                make_float2(acc[j][h][0], acc[j][h][2]);
+            *reinterpret_cast<float2 *>(tile + (row + 1) * pitch + col) =
+                make_float2(acc[j][h][1], acc[j][h][3]);
+        }
 }
 
 template <int DType, int WarpsN, int WarpsK, int Splits, int Stages>
@@ -215,7 +239,7 @@ __device__ __forceinline__ void matmul_small_m_stream(const cdnn_cuda_matmul_par
 
     cg::cluster_group cluster = cg::this_cluster();
     const int split = static_cast<int>(cluster.block_rank());
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warp = threadIdx.x >> 5;
     const int warp_n = warp % WarpsN, warp_k = warp / WarpsN;
     const int64_t batch = blockIdx.z;
     const int64_t m0 = int64_t(blockIdx.y) * 16;
@@ -227,30 +251,16 @@ __device__ __forceinline__ void matmul_small_m_stream(const cdnn_cuda_matmul_par
     const int64_t groups = (p.k + 15) / 16, per_piece = (groups + kPieces - 1) / kPieces;
     const int64_t piece = int64_t(split) * WarpsK + warp_k;
     const int64_t begin = min(groups, piece * per_piece), end = min(groups, begin + per_piece);
-    const bool fast = p.b_col_stride == 1 && p.b_row_stride % 8 == 0 && aligned16(b) &&
-                      n0 + 64 <= p.n && p.a_col_stride == 1 && p.a_row_stride % 4 == 0 &&
-                      (reinterpret_cast<uintptr_t>(a) & 7) == 0;
     // The fast path stops before a last group cut short by k's end.
-    const int64_t fast_end = fast ? max(begin, min(end, p.k / 16)) : begin;
+    const int64_t fast_end = streamable(p, a, b, n0) ? max(begin, min(end, p.k / 16)) : begin;
 
     float acc[4][2][4] = {};
-    stream_groups<DType, Stages, true>(p, a, b, m0, n0, begin, fast_end, acc);
-    stream_groups<DType, 1, false>(p, a, b, m0, n0, fast_end, end, acc);
+    stream_groups<DType, Stages, true>(p, a, b, m0, n0, begin, 1, fast_end - begin, acc);
+    stream_groups<DType, 1, false>(p, a, b, m0, n0, fast_end, 1, end - fast_end, acc);
 
-    // The warp's partial tile, row-major: element (row, column) of C at
+    // The warp's partial tile: element (row, column) of C at
     // partial[(warp_k * 16 + row) * kPitch + column - tile_n0].
-    const int g = lane >> 2, t = lane & 3;
-    float *mine = partial + warp_k * 16 * kPitch + warp_n * 64;
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = 8 * h + 2 * t, col = 8 * g + 2 * j;
-            *reinterpret_cast<float2 *>(mine + row * kPitch + col) =
-                make_float2(acc[j][h][0], acc[j][h][2]);
-            *reinterpret_cast<float2 *>(mine + (row + 1) * kPitch + col) =
-                make_float2(acc[j][h][1], acc[j][h][3]);
-        }
+    store_partial(partial + warp_k * 16 * kPitch + warp_n * 64, kPitch, acc);
     cluster.sync(); // every warp's partial tile is in its block's shared memory
 
     const float *partials[Splits];
@@ -272,6 +282,51 @@ __device__ __forceinline__ void matmul_small_m_stream(const cdnn_cuda_matmul_par
         finish_element(p, batch, m0 + row, tile_n0 + col, sum);
     }
     cluster.sync(); // no block leaves while another still reads its partial tile
+}
+
+// The strip kernels: a block is 64 columns of C over ALL of k, its Warps
+// warps interleaved over k (warp w takes groups w, w + Warps, ...), so that
+// the block reads b's strip front to back a window of Warps * 16 rows at a
+// time and, every block doing the same, the whole grid sweeps b's rows in
+// order as a copy would, instead of split-k's several distant regions at
+// once.  No split of k across blocks: the warps' partials meet in the
+// block's shared memory.  Grid (ceil(n / 64), ceil(m / 16), batch).
+template <int DType, int Warps, int Stages>
+__device__ __forceinline__ void matmul_small_m_strip(const cdnn_cuda_matmul_params_t &p) {
+    constexpr int kPitch = 64 + 4;
+    extern __shared__ uint4 dynamic_shared[];
+    float *partial = reinterpret_cast<float *>(dynamic_shared); // [Warps][16][kPitch]
+
+    const int warp = threadIdx.x >> 5;
+    const int64_t batch = blockIdx.z;
+    const int64_t m0 = int64_t(blockIdx.y) * 16, n0 = int64_t(blockIdx.x) * 64;
+    const auto *a = static_cast<const uint16_t *>(p.a) + batch * p.a_batch_stride;
+    const auto *b = static_cast<const uint16_t *>(p.b) + batch * p.b_batch_stride;
+
+    // This warp's groups: warp, warp + Warps, ... below groups; the fast
+    // path takes those wholly inside k (all but a short last group).
+    const int64_t groups = (p.k + 15) / 16, whole = p.k / 16;
+    const int64_t count = groups > warp ? (groups - warp + Warps - 1) / Warps : 0;
+    const int64_t fast = streamable(p, a, b, n0) && whole > warp
+                             ? (whole - warp + Warps - 1) / Warps
+                             : 0;
+
+    float acc[4][2][4] = {};
+    stream_groups<DType, Stages, true>(p, a, b, m0, n0, warp, Warps, fast, acc);
+    stream_groups<DType, 1, false>(p, a, b, m0, n0, warp + fast * Warps, Warps, count - fast,
+                                   acc);
+    store_partial(partial + warp * 16 * kPitch, kPitch, acc);
+    __syncthreads();
+
+#pragma unroll 1
+    for (int e = static_cast<int>(threadIdx.x); e < 16 * 64; e += 32 * Warps) {
+        const int row = e / 64, col = e % 64;
+        float sum = 0;
+#pragma unroll
+        for (int w = 0; w < Warps; ++w)
+            sum += partial[(w * 16 + row) * kPitch + col];
+        finish_element(p, batch, m0 + row, n0 + col, sum);
+    }
 }
 
 } // namespace
@@ -301,3 +356,15 @@ CDNN_CUDA_MATMUL_SMALL_M_CONFIGS(CDNN_MATMUL_SMALL_M_ENTRIES)
     CDNN_MATMUL_SMALL_M_STREAM_ENTRY(CDNN_CUDA_BF16, bf16, name, wn, wk, splits, stages)
 
 CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS(CDNN_MATMUL_SMALL_M_STREAM_ENTRIES)
+
+#define CDNN_MATMUL_SMALL_M_STRIP_ENTRY(dtype, dname, name, warps, stages)                    \
+    extern "C" __global__ void __launch_bounds__(32 * (warps), 16 / (warps))                  \
+        cdnn_cuda_matmul_small_m_strip_##dname##_##name(                                      \
+            const __grid_constant__ cdnn_cuda_matmul_params_t params) {                       \
+        cdnn::matmul_small_m_strip<dtype, warps, stages>(params);                             \
+    }
+#define CDNN_MATMUL_SMALL_M_STRIP_ENTRIES(name, warps, stages)                                \
+    CDNN_MATMUL_SMALL_M_STRIP_ENTRY(CDNN_CUDA_F16, f16, name, warps, stages)                 \
+    CDNN_MATMUL_SMALL_M_STRIP_ENTRY(CDNN_CUDA_BF16, bf16, name, warps, stages)
+
+CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS(CDNN_MATMUL_SMALL_M_STRIP_ENTRIES)

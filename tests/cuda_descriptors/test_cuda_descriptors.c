@@ -198,6 +198,25 @@ static void matmul_small_m_stream(const char *name, int wn, int wk, int splits)
 }
 #endif
 
+#ifdef CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS
+/* The strip small-m kernels: 16 rows and 64 columns a block over all of k
+ * (no split_k), rows up to max_m as above. */
+static void matmul_small_m_strip(const char *name, int warps)
+{
+    static const char *const dtypes[] = {"f16", "bf16"};
+    for (int i = 0; i < 2; i++) {
+        truth_t *t = new_truth("cuda-matmul-v1", "matmul_small_m",
+                               "cdnn_cuda_matmul_small_m_strip_%s_%s", dtypes[i], name);
+        exact_text(t, "dtype", dtypes[i]);
+        exact(t, "tile_m", 16);
+        exact(t, "tile_n", 64);
+        exact(t, "threads", 32L * warps);
+        exact(t, "smem", CDNN_CUDA_MATMUL_SMALL_M_STRIP_SMEM(warps));
+        ranged(t, "max_m", 1, 65535L * 16, 1);
+    }
+}
+#endif
+
 #ifdef CDNN_CUDA_CONV_CONFIGS
 /* cuda-conv-v1, tensor cores: as the matmul's, with its own smem. */
 static void conv_tc(int tm, int tn, int wm, int wn, int stages)
@@ -323,6 +342,11 @@ static void make_truths(void)
 #define SMALL_M_STREAM(name, wn, wk, splits, stages) matmul_small_m_stream(#name, wn, wk, splits);
     CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS(SMALL_M_STREAM)
 #undef SMALL_M_STREAM
+#endif
+#ifdef CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS
+#define SMALL_M_STRIP(name, warps, stages) matmul_small_m_strip(#name, warps);
+    CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS(SMALL_M_STRIP)
+#undef SMALL_M_STRIP
 #endif
 #ifdef CDNN_CUDA_MATMUL_WGMMA_CONFIGS
 #define WGMMA(tm, tn, stages) matmul_wgmma(tm, tn, stages);

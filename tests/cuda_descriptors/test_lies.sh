@@ -29,7 +29,7 @@ PY
 }
 
 lie smem_small     'c["metadata"]["smem"] = str(int(c["metadata"]["smem"]) - 1024)' "metadata smem = "
-lie threads_wrong  'c["metadata"]["threads"] = "512"' "metadata threads = 512"
+lie threads_wrong  'c["metadata"]["threads"] = "96" if c["metadata"]["threads"] != "96" else "64"' "metadata threads = "
 lie tile_swapped   'c["metadata"]["tile_m"], c["metadata"]["tile_n"] = c["metadata"]["tile_n"], c["metadata"]["tile_m"]' "metadata tile_m = "
 lie dtype_wrong    'c["metadata"]["dtype"] = "bf16" if c["metadata"]["dtype"] != "bf16" else "f16"' "metadata dtype = "
 lie smem_missing   'del c["metadata"]["smem"]' "metadata has no 'smem'"
