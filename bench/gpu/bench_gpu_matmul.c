@@ -157,15 +157,19 @@ static float time_kernel(const gpu_t *gpu, sdk_cu_function fn, unsigned grid_x, 
 typedef struct config {
     int tile_m, tile_n, threads;
     unsigned smem;
-    int tma; /* a matmul_wgmma kernel */
+    int tma;     /* a matmul_wgmma kernel */
+    int cluster; /* its blocks a cluster (the _c2 kernels: 2), else 0 */
 } config_t;
 
 static const config_t configs[] = {
-#define CONFIG(tm, tn, wm, wn, stages) {tm, tn, 32 * (wm) * (wn), CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages), 0},
+#define CONFIG(tm, tn, wm, wn, stages) {tm, tn, 32 * (wm) * (wn), CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages), 0, 0},
     CDNN_CUDA_MATMUL_TC_CONFIGS(CONFIG)
 #undef CONFIG
-#define CONFIG(tm, tn, stages) {tm, tn, CDNN_CUDA_MATMUL_WGMMA_THREADS, CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), 1},
+#define CONFIG(tm, tn, stages) {tm, tn, CDNN_CUDA_MATMUL_WGMMA_THREADS, CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), 1, 0},
     CDNN_CUDA_MATMUL_WGMMA_CONFIGS(CONFIG)
+#undef CONFIG
+#define CONFIG(tm, tn, stages) {tm, tn, CDNN_CUDA_MATMUL_WGMMA_THREADS, CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), 1, 2},
+    CDNN_CUDA_MATMUL_WGMMA_C2_CONFIGS(CONFIG)
 #undef CONFIG
 };
 
@@ -190,7 +194,8 @@ static void bench_shape(const gpu_t *gpu, sdk_cu_module modules[2], int32_t type
         if (configs[c].tma ? !modules[1] : epilogue)
             continue;
         char symbol[64];
-        snprintf(symbol, sizeof symbol, "cdnn_cuda_matmul_%s%s_%dx%d", configs[c].tma ? "wgmma_" : "",
+        snprintf(symbol, sizeof symbol, "cdnn_cuda_matmul_%s%s_%dx%d",
+                 configs[c].cluster ? "wgmma_c2_" : configs[c].tma ? "wgmma_" : "",
                  type_name(type), configs[c].tile_m, configs[c].tile_n);
         sdk_cu_function fn = gpu_function(gpu, modules[configs[c].tma], symbol);
         cdnn_cuda_matmul_tma_params_t t = {.matmul = p};
@@ -207,7 +212,10 @@ static void bench_shape(const gpu_t *gpu, sdk_cu_module modules[2], int32_t type
             int sms = 0;
             gpu_check(gpu, gpu->cu->device_get_attribute(&sms, 16, gpu->device),
                       "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
-            grid_x = grid_x * grid_y < (unsigned)sms ? grid_x * grid_y : (unsigned)sms;
+            /* clusters: as many as fit, each over `cluster` tiles' rows */
+            const unsigned cl = configs[c].cluster > 1 ? (unsigned)configs[c].cluster : 1;
+            grid_y = (grid_y + cl - 1) / cl;
+            grid_x = cl * (grid_x * grid_y < (unsigned)sms / cl ? grid_x * grid_y : (unsigned)sms / cl);
             grid_y = 1;
         }
         gpu_upload(gpu, o.dc, o.poison, (size_t)(s->m * s->n) * 2); /* no stale result */

@@ -205,6 +205,20 @@ typedef struct cdnn_cuda_matmul_params {
     X(256, 128, 4)                         \
     X(128, 192, 5)                         \
     X(128, 128, 6)
+/* cdnn_cuda_matmul_wgmma_c2_{f16,bf16}_TMxTN: the same function and
+ * params, compiled for clusters of 2 blocks (__cluster_dims__(2, 1, 1)):
+ * the two blocks of a cluster take vertically adjacent tiles of C and
+ * share B's tile, each loading half of it and multicasting it to both
+ * (half the L2 reads of B).  Launch: persistent as above, but the grid is
+ * a multiple of 2: 2 * min(ceil(ceil(m / tile_m) / 2) * ceil(n / tile_n)
+ * * batch, multiprocessors / 2) is the fast choice.  Built, tested
+ * (tests/cuda_kernels) and benchmarked (bench/gpu), but not in the
+ * descriptors: on the H200 they ran no faster than the 1-block kernels
+ * (bench/gpu/NOTES.md v5; bench/gpu/v5-c2-registration.patch would
+ * register them).  X(tile_m, tile_n, stages) */
+#define CDNN_CUDA_MATMUL_WGMMA_C2_CONFIGS(X) \
+    X(128, 256, 4)                            \
+    X(128, 192, 5)
 /* The epilogue's buffers: one per consumer warp (8), 16 x (32 + 4) f32. */
 #define CDNN_CUDA_MATMUL_WGMMA_EPILOGUE_BYTES (8 * 16 * 36 * 4)
 /* The stages' A and B tiles, 1 KiB of slack to align them to 1024 bytes
@@ -227,7 +241,7 @@ typedef struct cdnn_cuda_tensor_map {
 typedef struct cdnn_cuda_matmul_tma_params {
     cdnn_cuda_matmul_params_t matmul;
     cdnn_cuda_tensor_map_t a_map; /* A: dims {k, m, batch}, box {64, tile_m, 1} */
-    cdnn_cuda_tensor_map_t b_map; /* B k-contiguous: {k, n, batch}, box {64, tile_n, 1};
+    cdnn_cuda_tensor_map_t b_map; /* B k-contiguous: {k, n, batch}, box {64, 64, 1};
                                      n-contiguous: {n, k, batch}, box {64, 64, 1} */
 } cdnn_cuda_matmul_tma_params_t;
 

@@ -86,7 +86,10 @@ static inline int cdnn_cuda_tma_encode_operand(cdnn_cuda_encode_tiled_fn encode,
 }
 
 /**
- * Fill t's two tensor maps for t->matmul and the kernel's tile.  The
+ * Fill t's two tensor maps for t->matmul and the kernel's tile: A's box is
+ * 64 k x tile_m rows; B's is 64 x 64 in either layout (the kernels load a
+ * tile_n-wide tile of B as tile_n / 64 boxes, which the cluster kernels
+ * split between their two blocks), so tile_n does not shape it.  The
  * params must pass cdnn_cuda_matmul_tma_refusal(.., 1).  Returns the
  * driver's result (0 on success).
  */
@@ -100,12 +103,12 @@ static inline int cdnn_cuda_matmul_tma_encode(cdnn_cuda_matmul_tma_params_t *t, 
                                          (uint32_t)tile_m);
     if (r == 0 && b_k_contiguous)
         r = cdnn_cuda_tma_encode_operand(encode, &t->b_map, p->b_type, p->b, p->k, p->n,
-                                         p->b_col_stride, p->batch, p->b_batch_stride,
-                                         (uint32_t)tile_n);
+                                         p->b_col_stride, p->batch, p->b_batch_stride, 64);
     else if (r == 0)
         r = cdnn_cuda_tma_encode_operand(encode, &t->b_map, p->b_type, p->b, p->n, p->k,
                                          p->b_row_stride, p->batch, p->b_batch_stride,
                                          CDNN_CUDA_MATMUL_WGMMA_TILE_K);
+    (void)tile_n;
     return r;
 }
 

@@ -19,6 +19,10 @@
 //     before; at the end it applies the epilogue from its registers.
 // The producer gives its registers to the consumers (setmaxnreg): a
 // consumer holds up to 128 f32 accumulators.
+// With Cluster 2 (matmul_wgmma.cu's "_c2" kernels) two blocks of a
+// cluster take vertically adjacent tiles, so they need the same B tile:
+// each producer loads half of it and multicasts it to both blocks, and
+// each consumer warp releases a stage to both producers.
 // Tails in m, n and k are TMA's zero fill (a zero row or column adds
 // nothing); the epilogue stores only inside C.
 #ifndef CDNN_KERNELS_CUDA_WGMMA_GEMM_CUH
@@ -80,6 +84,44 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const cdnn_cuda_tensor_ma
 
 __device__ __forceinline__ void tma_prefetch_map(const cdnn_cuda_tensor_map_t *map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// ---- clusters (the 2-block kernels: TMA multicast) --------------------------------------
+
+// As tma_load, but the box lands at the same offset dst in the shared
+// memory of every block of the cluster named in `mask` (bit r: rank r),
+// completing its bytes on each one's mbarrier at offset bar.  One read of
+// L2 feeds them all.
+__device__ __forceinline__ void tma_load_multicast(uint32_t dst, const cdnn_cuda_tensor_map_t *map,
+                                                   uint32_t bar, int32_t c0, int32_t c1,
+                                                   int32_t c2, uint16_t mask) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2),
+                 "h"(mask)
+                 : "memory");
+}
+
+// Arrive on the mbarrier at offset bar of the cluster's block `rank`
+// (this block's own, or its partner's), with the default (cta-scope)
+// release: a cluster-scope release made each consumer warp wait at every
+// k step (v5's first run: the cluster kernels ran at 0.65x).
+__device__ __forceinline__ void barrier_arrive_cluster(uint32_t bar, uint32_t rank) {
+    asm volatile("{\n"
+                 ".reg .b32 remote;\n"
+                 "mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+                 "}\n" ::"r"(bar),
+                 "r"(rank)
+                 : "memory");
+}
+
+// Every thread of every block of the cluster (not .aligned: the producer
+// warp's lanes arrive apart).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\n"
+                 "barrier.cluster.wait.acquire;\n" ::
+                     : "memory");
 }
 
 // ---- wgmma ------------------------------------------------------------------------------
@@ -165,10 +207,13 @@ __device__ __forceinline__ void store_eight(const cdnn_cuda_matmul_params_t &p, 
     }
 }
 
-// The chunk's bias, activation and residual, in place in buf: lane l takes
-// column l of the 16 rows (so that residual loads coalesce), four rows at
-// a time for independent work in flight; the activation is fixed at
-// compile time, so that no switch runs per element.
+// The chunk's bias, activation and residual, in place in buf: lane l
+// takes column l of the 16 rows (so that residual loads coalesce), four
+// rows at a time; the activation is fixed at compile time.  For the
+// tiles whose consumers hold 128 accumulators a thread: there the
+// register-direct way (stage_chunk with an activation) has too few
+// registers left for its activations in flight (measured: bias+gelu
+// 128x256 at 8192^3 600 TFLOP/s that way, ~677 this way).
 template <int Act>
 __device__ __forceinline__ void finish_rows(const cdnn_cuda_matmul_params_t &p, int64_t batch,
                                             int64_t row0, int64_t col, float bias, float *buf) {
@@ -187,27 +232,65 @@ __device__ __forceinline__ void finish_rows(const cdnn_cuda_matmul_params_t &p, 
     }
 }
 
-// One warp's 16 x 32 chunk: registers to buf, the epilogue's bias (this
-// lane's column's, loaded before the k loop), activation and residual in
-// place (only when there are any), then the stores.  The accumulator layout of wgmma m64nN (f32): lane l of warp w
-// of the warpgroup holds, for each 8-column block j, (16 w + l / 4,
+// The chunk's residual, added in place in buf: lane l takes column l of
+// the 16 rows (so that the residual's loads coalesce), four rows at a
+// time for independent loads in flight.
+__device__ __forceinline__ void add_residual_rows(const cdnn_cuda_matmul_params_t &p,
+                                                  int64_t batch, int64_t row0, int64_t col,
+                                                  float *buf) {
+    if (col >= p.n)
+        return;
+    const int lane = threadIdx.x % 32;
+#pragma unroll 4
+    for (int rr = 0; rr < 16; ++rr) {
+        const int64_t row = row0 + rr;
+        if (row < p.m)
+            buf[rr * kChunkPitch + lane] += load_as_f32(
+                p.residual,
+                batch * p.res_batch_stride + row * p.res_row_stride + col * p.res_col_stride,
+                p.res_type);
+    }
+}
+
+// One warp's 16 x 32 chunk of accumulators into buf, with the bias and the
+// activation (fixed at compile time) applied on the way, in registers: the
+// 32 elements a lane holds are independent, so their activations overlap.
+// The accumulator layout of wgmma m64nN (f32): lane l of warp w of the
+// warpgroup holds, for each 8-column block j, (16 w + l / 4,
 // 8 j + 2 (l % 4) + {0, 1}) in d[4j], d[4j + 1] and the same 8 rows below
-// in d[4j + 2], d[4j + 3].
-template <int TileN, int Chunk>
-__device__ __forceinline__ void finish_chunk(const cdnn_cuda_matmul_params_t &p, int64_t batch,
-                                             int64_t row0, int64_t col0,
-                                             const float (&acc)[TileN / 2], float bias,
-                                             float *buf) {
+// in d[4j + 2], d[4j + 3].  `bias` is the bias of column `lane` of the
+// chunk; a lane's own columns' come from their lanes by shuffles.
+template <int TileN, int Chunk, int Act, bool Bias>
+__device__ __forceinline__ void stage_chunk(const float (&acc)[TileN / 2], float bias,
+                                            float *buf) {
     const int lane = threadIdx.x % 32;
     const int r = lane / 4, c = 2 * (lane % 4);
 #pragma unroll
     for (int jj = 0; jj < kChunkCols / 8; ++jj) {
         const int j = Chunk * (kChunkCols / 8) + jj;
+        float x[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
+        if (Bias) {
+            const float b0 = __shfl_sync(0xffffffffu, bias, 8 * jj + c);
+            const float b1 = __shfl_sync(0xffffffffu, bias, 8 * jj + c + 1);
+            x[0] += b0, x[1] += b1, x[2] += b0, x[3] += b1;
+        }
         *reinterpret_cast<float2 *>(buf + r * kChunkPitch + 8 * jj + c) =
-            make_float2(acc[4 * j], acc[4 * j + 1]);
+            make_float2(activate(x[0], Act), activate(x[1], Act));
         *reinterpret_cast<float2 *>(buf + (r + 8) * kChunkPitch + 8 * jj + c) =
-            make_float2(acc[4 * j + 2], acc[4 * j + 3]);
+            make_float2(activate(x[2], Act), activate(x[3], Act));
     }
+}
+
+// One warp's 16 x 32 chunk, finished through buf the lane-column way:
+// registers to buf, then bias, activation and residual in place.
+template <int TileN, int Chunk>
+__device__ __forceinline__ void finish_chunk_by_columns(const cdnn_cuda_matmul_params_t &p,
+                                                        int64_t batch, int64_t row0,
+                                                        int64_t col0,
+                                                        const float (&acc)[TileN / 2],
+                                                        float bias, float *buf) {
+    const int lane = threadIdx.x % 32;
+    stage_chunk<TileN, Chunk, CDNN_CUDA_ACT_NONE, false>(acc, 0.0f, buf);
     __syncwarp();
     if (p.bias || p.residual || p.activation != CDNN_CUDA_ACT_NONE) {
         const int64_t col = col0 + lane;
@@ -233,6 +316,63 @@ __device__ __forceinline__ void finish_chunk(const cdnn_cuda_matmul_params_t &p,
         }
         __syncwarp();
     }
+}
+
+// One warp's 16 x 32 chunk into buf with bias and activation applied in
+// registers, then the residual in place (only when there is one).
+template <int TileN, int Chunk>
+__device__ __forceinline__ void finish_chunk_in_registers(const cdnn_cuda_matmul_params_t &p,
+                                                          int64_t batch, int64_t row0,
+                                                          int64_t col0,
+                                                          const float (&acc)[TileN / 2],
+                                                          float bias, float *buf) {
+    const int lane = threadIdx.x % 32;
+    switch (p.activation) {
+    case CDNN_CUDA_ACT_RELU:
+        stage_chunk<TileN, Chunk, CDNN_CUDA_ACT_RELU, true>(acc, bias, buf);
+        break;
+    case CDNN_CUDA_ACT_GELU:
+        stage_chunk<TileN, Chunk, CDNN_CUDA_ACT_GELU, true>(acc, bias, buf);
+        break;
+    case CDNN_CUDA_ACT_GELU_TANH:
+        stage_chunk<TileN, Chunk, CDNN_CUDA_ACT_GELU_TANH, true>(acc, bias, buf);
+        break;
+    case CDNN_CUDA_ACT_SILU:
+        stage_chunk<TileN, Chunk, CDNN_CUDA_ACT_SILU, true>(acc, bias, buf);
+        break;
+    case CDNN_CUDA_ACT_TANH:
+        stage_chunk<TileN, Chunk, CDNN_CUDA_ACT_TANH, true>(acc, bias, buf);
+        break;
+    default:
+        if (p.bias)
+            stage_chunk<TileN, Chunk, CDNN_CUDA_ACT_NONE, true>(acc, bias, buf);
+        else
+            stage_chunk<TileN, Chunk, CDNN_CUDA_ACT_NONE, false>(acc, bias, buf);
+        break;
+    }
+    __syncwarp();
+    if (p.residual) {
+        add_residual_rows(p, batch, row0, col0 + lane, buf);
+        __syncwarp();
+    }
+}
+
+// One warp's 16 x 32 chunk: registers to buf with bias and activation
+// (the bias of this lane's column was loaded before the k loop) and the
+// residual -- in registers on the way where the consumer holds at most
+// 96 accumulators a thread (Accumulators), else the lane-column way --
+// then the stores.
+template <int TileN, int Chunk, int Accumulators>
+__device__ __forceinline__ void finish_chunk(const cdnn_cuda_matmul_params_t &p, int64_t batch,
+                                             int64_t row0, int64_t col0,
+                                             const float (&acc)[TileN / 2], float bias,
+                                             float *buf) {
+    const int lane = threadIdx.x % 32;
+    if (Accumulators > 96) {
+        finish_chunk_by_columns<TileN, Chunk>(p, batch, row0, col0, acc, bias, buf);
+    } else {
+        finish_chunk_in_registers<TileN, Chunk>(p, batch, row0, col0, acc, bias, buf);
+    }
 #pragma unroll
     for (int i = 0; i < 2; ++i) { // 64 pieces of 8: 4 a row, 16 rows
         const int piece = lane + 32 * i, pr = piece / 4, pc = 8 * (piece % 4);
@@ -241,20 +381,20 @@ __device__ __forceinline__ void finish_chunk(const cdnn_cuda_matmul_params_t &p,
     __syncwarp(); // buf is read before the next chunk overwrites it
 }
 
-template <int TileN, int Chunk>
+template <int TileN, int Chunk, int Accumulators>
 struct ChunkLoop {
     __device__ __forceinline__ static void run(const cdnn_cuda_matmul_params_t &p, int64_t batch,
                                                int64_t row0, int64_t col0,
                                                const float (&acc)[TileN / 2],
                                                const float (&bias)[TileN / kChunkCols],
                                                float *buf) {
-        ChunkLoop<TileN, Chunk - 1>::run(p, batch, row0, col0, acc, bias, buf);
-        finish_chunk<TileN, Chunk - 1>(p, batch, row0, col0 + (Chunk - 1) * kChunkCols, acc,
-                                       bias[Chunk - 1], buf);
+        ChunkLoop<TileN, Chunk - 1, Accumulators>::run(p, batch, row0, col0, acc, bias, buf);
+        finish_chunk<TileN, Chunk - 1, Accumulators>(
+            p, batch, row0, col0 + (Chunk - 1) * kChunkCols, acc, bias[Chunk - 1], buf);
     }
 };
-template <int TileN>
-struct ChunkLoop<TileN, 0> {
+template <int TileN, int Accumulators>
+struct ChunkLoop<TileN, 0, Accumulators> {
     __device__ __forceinline__ static void run(const cdnn_cuda_matmul_params_t &, int64_t,
                                                int64_t, int64_t, const float (&)[TileN / 2],
                                                const float (&)[TileN / kChunkCols], float *) {}
@@ -288,6 +428,19 @@ __device__ __forceinline__ int64_t tile_count(const cdnn_cuda_matmul_params_t &p
     return ((p.m + TileM - 1) / TileM) * ((p.n + TileN - 1) / TileN) * p.batch;
 }
 
+// With clusters of Cluster blocks (1 or 2), the tile order above runs over
+// tiles Cluster times as tall; cluster c (blocks Cluster c ..) takes those
+// c, c + G / Cluster, ... and its block of rank r the r-th tile_m rows of
+// each (rows past m are TMA's zero fill and are not stored), so that the
+// blocks of a cluster share B's tile and load it once (multicast).  The
+// grid must be a multiple of Cluster.
+template <int TileM, int TileN, int Cluster>
+__device__ __forceinline__ Tile block_tile(const cdnn_cuda_matmul_params_t &p, int64_t t) {
+    Tile tile = tile_at<TileM * Cluster, TileN>(p, t);
+    tile.m0 += int64_t(blockIdx.x % Cluster) * TileM;
+    return tile;
+}
+
 template <int TileM, int TileN, int Stages>
 struct Layout {
     static constexpr int kABytes = TileM * kRowBytes;
@@ -313,14 +466,18 @@ struct Ring {
 // load(a_dst, b_dst, bar, tile, k), which issues the TMA copies of the
 // step's A tile (tile_m rows of 64 k) to a_dst and B tile to b_dst, all
 // completing on bar; together they must bring Layout::kStageBytes.
-template <int TileM, int TileN, int Stages, class Load>
+// With Cluster 2, load must bring this block's A tile and its share of B's
+// (multicast to both blocks): each block's stage still receives
+// kStageBytes, and the stage's empty barrier counts both blocks' consumers.
+template <int TileM, int TileN, int Stages, int Cluster = 1, class Load>
 __device__ __forceinline__ void produce_ring(const cdnn_cuda_matmul_params_t &p, const Ring &ring,
                                              Load &&load) {
     using L = Layout<TileM, TileN, Stages>;
-    const int64_t k_steps = (p.k + kTileK - 1) / kTileK, tiles = tile_count<TileM, TileN>(p);
+    const int64_t k_steps = (p.k + kTileK - 1) / kTileK,
+                  tiles = tile_count<TileM * Cluster, TileN>(p);
     int64_t step = 0;
-    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const Tile tile = tile_at<TileM, TileN>(p, t);
+    for (int64_t t = blockIdx.x / Cluster; t < tiles; t += gridDim.x / Cluster) {
+        const Tile tile = block_tile<TileM, TileN, Cluster>(p, t);
         for (int64_t k = 0; k < k_steps; ++k, ++step) {
             const int s = int(step % Stages);
             const uint32_t parity = uint32_t(step / Stages) & 1;
@@ -332,20 +489,36 @@ __device__ __forceinline__ void produce_ring(const cdnn_cuda_matmul_params_t &p,
     }
 }
 
+// A consumer warp's release of a ring stage: lane 0 arrives on this
+// block's empty barrier; with clusters, lane r on that of the block of
+// rank r.
+template <int Cluster>
+__device__ __forceinline__ void release_stage(uint32_t empty, int lane) {
+    if (Cluster == 1) {
+        if (lane == 0)
+            barrier_arrive(empty);
+    } else if (lane < Cluster) {
+        barrier_arrive_cluster(empty, uint32_t(lane));
+    }
+}
+
 // A consumer warpgroup: rows [row0, row0 + 64 * SubTiles) of each tile.
-template <int DType, int TileM, int TileN, int Stages, bool BKContiguous>
+// With Cluster 2, a stage is released to both blocks' producers (either
+// may multicast into it).
+template <int DType, int TileM, int TileN, int Stages, bool BKContiguous, int Cluster>
 __device__ __forceinline__ void consume(const cdnn_cuda_matmul_params_t &p, const Ring &ring,
                                         int consumer, float *buffers) {
     using L = Layout<TileM, TileN, Stages>;
     constexpr int kSubTiles = TileM / kConsumers / 64;
-    const int64_t k_steps = (p.k + kTileK - 1) / kTileK, tiles = tile_count<TileM, TileN>(p);
+    const int64_t k_steps = (p.k + kTileK - 1) / kTileK,
+                  tiles = tile_count<TileM * Cluster, TileN>(p);
     const int row0 = consumer * 64 * kSubTiles;
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     float *buf = buffers + (consumer * 4 + warp) * kWarpBufferFloats;
     float acc[kSubTiles][TileN / 2];
     int64_t step = 0;
-    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const Tile tile = tile_at<TileM, TileN>(p, t);
+    for (int64_t t = blockIdx.x / Cluster; t < tiles; t += gridDim.x / Cluster) {
+        const Tile tile = block_tile<TileM, TileN, Cluster>(p, t);
         // The bias of this lane's column of each 32-column chunk, loaded now
         // so that its latency hides under the k loop.
         float bias[TileN / kChunkCols];
@@ -385,17 +558,17 @@ __device__ __forceinline__ void consume(const cdnn_cuda_matmul_params_t &p, cons
             }
             wgmma_commit();
             wgmma_wait<1>(); // the step before this one is done with its buffer
-            if (previous >= 0 && lane == 0)
-                barrier_arrive(ring.empty + 8 * previous);
+            if (previous >= 0)
+                release_stage<Cluster>(ring.empty + 8 * previous, lane);
             previous = s;
         }
         wgmma_wait<0>();
-        if (previous >= 0 && lane == 0)
-            barrier_arrive(ring.empty + 8 * previous);
+        if (previous >= 0)
+            release_stage<Cluster>(ring.empty + 8 * previous, lane);
 #pragma unroll
         for (int st = 0; st < kSubTiles; ++st) {
             fence_registers(acc[st]);
-            ChunkLoop<TileN, TileN / kChunkCols>::run(
+            ChunkLoop<TileN, TileN / kChunkCols, kSubTiles * TileN / 2>::run(
                 p, tile.batch, tile.m0 + row0 + 64 * st + 16 * warp, tile.n0, acc[st], bias, buf);
         }
     }
@@ -404,7 +577,11 @@ __device__ __forceinline__ void consume(const cdnn_cuda_matmul_params_t &p, cons
 // The kernel's body: the ring and its barriers, then the three roles.
 // produce(ring) runs on thread 0 alone (produce_ring, with the kernel's
 // loads); b_k_contiguous picks how the consumers read B's tiles.
-template <int DType, int TileM, int TileN, int Stages, class Produce>
+// With Cluster 2 the kernel must be compiled with __cluster_dims__(2, 1, 1):
+// the blocks' barriers are initialised before either block's copies can
+// reach them, and neither block exits while its partner may still signal
+// it.
+template <int DType, int TileM, int TileN, int Stages, int Cluster = 1, class Produce>
 __device__ __forceinline__ void gemm_kernel(const cdnn_cuda_matmul_params_t &p,
                                             bool b_k_contiguous, Produce &&produce) {
     using L = Layout<TileM, TileN, Stages>;
@@ -420,11 +597,15 @@ __device__ __forceinline__ void gemm_kernel(const cdnn_cuda_matmul_params_t &p,
     if (threadIdx.x == 0) {
         for (int s = 0; s < Stages; ++s) {
             barrier_init(ring.full + 8 * s, 1);
-            barrier_init(ring.empty + 8 * s, kConsumers * 4); // one arrival a consumer warp
+            // one arrival a consumer warp (of each block of the cluster)
+            barrier_init(ring.empty + 8 * s, kConsumers * 4 * Cluster);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if (Cluster > 1)
+        cluster_sync();
+    else
+        __syncthreads();
 
     const int warpgroup = threadIdx.x / 128;
     if (warpgroup == 0) {
@@ -434,10 +615,12 @@ __device__ __forceinline__ void gemm_kernel(const cdnn_cuda_matmul_params_t &p,
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
         if (b_k_contiguous)
-            consume<DType, TileM, TileN, Stages, true>(p, ring, warpgroup - 1, buffers);
+            consume<DType, TileM, TileN, Stages, true, Cluster>(p, ring, warpgroup - 1, buffers);
         else
-            consume<DType, TileM, TileN, Stages, false>(p, ring, warpgroup - 1, buffers);
+            consume<DType, TileM, TileN, Stages, false, Cluster>(p, ring, warpgroup - 1, buffers);
     }
+    if (Cluster > 1)
+        cluster_sync();
 }
 
 } // namespace

@@ -51,6 +51,7 @@ typedef struct mm_kernel {
     int tile_m, tile_n, threads;
     unsigned smem;
     int splits; /* blocks a tile (a cluster, each a split of k); 0 or 1: one */
+    int cluster; /* wgmma: blocks a cluster (vertically adjacent tiles); 0 or 1: none */
 } mm_kernel_t;
 
 static int64_t round_up8(int64_t v) { return (v + 7) / 8 * 8; }
@@ -342,10 +343,13 @@ static void tma_run_kernel(test_state_t *state, sdk_cu_module module, const mm_k
                                                    gpu->cu->tensor_map_encode_tiled),
                   "cuTensorMapEncodeTiled");
         /* Persistent: a block per tile on every third case, else 1 to 4
-         * blocks, each then taking many tiles around its ring. */
+         * blocks, each then taking many tiles around its ring.  Cluster
+         * kernels count in clusters, each over Cluster tiles' rows. */
+        const int cluster = kernel->cluster > 1 ? kernel->cluster : 1;
         const int64_t tiles = ((r.p.n + kernel->tile_n - 1) / kernel->tile_n) *
-                              ((r.p.m + kernel->tile_m - 1) / kernel->tile_m) * r.p.batch;
-        const int64_t blocks = i % 3 == 0 || tiles < 1 + i % 4 ? tiles : 1 + i % 4;
+                              ((r.p.m + cluster * kernel->tile_m - 1) / (cluster * kernel->tile_m)) *
+                              r.p.batch;
+        const int64_t blocks = cluster * (i % 3 == 0 || tiles < 1 + i % 4 ? tiles : 1 + i % 4);
         gpu_launch(gpu, fn, (unsigned)blocks, 1, 1, (unsigned)kernel->threads, kernel->smem, &t);
         gpu_sync(gpu);
         tensor_fetch(gpu, &r.c);
@@ -382,4 +386,17 @@ void test_matmul_wgmma(test_state_t *state, sdk_cu_module module) {
     }
     CDNN_CUDA_MATMUL_WGMMA_CONFIGS(WGMMA_KERNELS)
 #undef WGMMA_KERNELS
+#define WGMMA_C2_KERNELS(tm, tn, stages)                                                      \
+    for (int d = 0; d < 2; ++d) {                                                             \
+        mm_kernel_t k = {.ab_type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,          \
+                         .tile_n = tn, .threads = CDNN_CUDA_MATMUL_WGMMA_THREADS,              \
+                         .smem = CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), .cluster = 2};  \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_matmul_wgmma_c2_%s_%dx%d",             \
+                 d ? "bf16" : "f16", tm, tn);                                                 \
+        tma_run_kernel(state, module, &k);                                                    \
+    }
+#ifdef CDNN_CUDA_MATMUL_WGMMA_C2_CONFIGS
+    CDNN_CUDA_MATMUL_WGMMA_C2_CONFIGS(WGMMA_C2_KERNELS)
+#endif
+#undef WGMMA_C2_KERNELS
 }
