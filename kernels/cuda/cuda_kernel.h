@@ -278,8 +278,9 @@ typedef struct cdnn_cuda_matmul_tma_params {
  * with the same strides.
  *
  * Kernel cdnn_cuda_pointwise_chain: the same params and launch (any grid;
- * metadata elements_per_block 4096, each thread has two 16-byte pieces of
- * each input in flight), for the short programs it compiles per op pair:
+ * metadata elements_per_block 8192: each thread has four 16-byte pieces of
+ * each 16-bit input in flight with no activation or relu, two with the
+ * others), for the short programs it compiles per op pair:
  *   PUSH_INPUT a, ACT                     act(in[a])
  *   PUSH_INPUT a, PUSH_INPUT b, BIN        in[a] bin in[b]
  *   PUSH_INPUT a, PUSH_INPUT b, BIN, ACT   act(in[a] bin in[b])
@@ -386,6 +387,58 @@ typedef struct cdnn_cuda_pointwise_params {
     X(512x4, 512, 1, 4)                                                                        \
     X(1024x2, 1024, 1, 2)                                                                      \
     X(64x8, 64, 1, 8)
+
+/* The packed register kernels (rows_regs.cuh PackedRow):
+ * cdnn_cuda_norm_packed_NAME and cdnn_cuda_softmax_packed_NAME, the same
+ * geometry with each piece 16 bytes of x as loaded (8 f16/bf16 or 4 f32
+ * elements, converted on use), so rows of at most G * N * 16 bytes of x.
+ * Metadata: rows_per_block R, threads G * R, pieces N, packed 1.
+ * X(NAME, G, R, N): */
+#define CDNN_CUDA_ROWS_PACKED_CONFIGS(X)                                                       \
+    X(w8x8, 32, 8, 8)                                                                          \
+    X(w4x16, 32, 4, 16)                                                                        \
+    X(64x16, 64, 1, 16)                                                                        \
+    X(128x4, 128, 1, 4)                                                                        \
+    X(128x8, 128, 1, 8)                                                                        \
+    X(256x8, 256, 1, 8)
+
+/* The staged kernels (kernels/cuda/rows_staged.cu, sm_90a alone):
+ * cdnn_cuda_norm_staged_NAME and cdnn_cuda_softmax_staged_NAME.  G threads
+ * a row (a warp, or the whole block when G > 32), R row groups a block of
+ * G * R threads, each group with S stages of shared memory a row each; the
+ * rows come into their stage by the bulk copy engine (cp.async.bulk on an
+ * mbarrier) S - 1 rows ahead of the one the group works on, so that no
+ * register holds a row in flight.  Each group loops over the rows
+ * group, group + groups, ... (groups = grid * R), so any grid works; the
+ * handler launches at most what stays resident.  The bulk copy needs x
+ * contiguous, 16-byte aligned rows and a row of a multiple of 16 bytes;
+ * other rows are copied in by the group's threads, the same kernel.
+ * Dynamic shared memory (the kernels have no static shared memory, so that
+ * the opt-in past 48 KiB covers all of it): CDNN_CUDA_ROWS_STAGED_SMEM(R,
+ * S, cols, x's element bytes), and for the norm kernels also
+ * CDNN_CUDA_ROWS_STAGED_PARAM(cols, bytes) for the scale and for the
+ * shift where present (their element bytes): the block copies them there
+ * once and every row reads them from there.  A launch with less does
+ * nothing.  Metadata: rows_per_block R, threads G * R, stages S.
+ * X(NAME, G, R, S): */
+#define CDNN_CUDA_ROWS_STAGED_CONFIGS(X)                                                       \
+    X(w4s2, 32, 4, 2)                                                                          \
+    X(w2s3, 32, 2, 3)                                                                          \
+    X(b4s2, 128, 1, 2)                                                                         \
+    X(b4s3, 128, 1, 3)                                                                         \
+    X(b4s4, 128, 1, 4)                                                                         \
+    X(b8s2, 256, 1, 2)
+/* Each staged kernel is built for CDNN_CUDA_ROWS_STAGED_SM_THREADS / (G * R)
+ * blocks an SM (__launch_bounds__' second argument: at most 80 registers),
+ * the residency the handler counts on when it sizes the persistent grid. */
+#define CDNN_CUDA_ROWS_STAGED_SM_THREADS 800
+/* A stage: the row's bytes rounded up to 16; a header of 512 bytes first
+ * (the stages' mbarriers, a block's reduction scratch). */
+#define CDNN_CUDA_ROWS_STAGE_BYTES(cols, x_bytes) ((((cols) * (x_bytes)) + 15) / 16 * 16)
+#define CDNN_CUDA_ROWS_STAGED_HEADER 512
+#define CDNN_CUDA_ROWS_STAGED_SMEM(r, s, cols, x_bytes)                                         \
+    (CDNN_CUDA_ROWS_STAGED_HEADER + (r) * (s) * CDNN_CUDA_ROWS_STAGE_BYTES(cols, x_bytes))
+#define CDNN_CUDA_ROWS_STAGED_PARAM(cols, bytes) CDNN_CUDA_ROWS_STAGE_BYTES(cols, bytes)
 
 typedef struct cdnn_cuda_norm_params {
     int64_t rows, cols;

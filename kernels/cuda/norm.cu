@@ -10,50 +10,6 @@
 namespace cdnn {
 namespace {
 
-// A 16-bit element's bits as f32.
-__device__ __forceinline__ float half_bits_to_f32(uint32_t bits, int32_t type) {
-    const unsigned short h = static_cast<unsigned short>(bits & 0xffffu);
-    return type == CDNN_CUDA_F16 ? __half2float(__ushort_as_half(h))
-                                 : __bfloat162float(__ushort_as_bfloat16(h));
-}
-
-// Whether a per-column parameter (scale or shift) is read in pieces: absent,
-// or contiguous and 16-byte aligned.
-__device__ __forceinline__ bool param_vectorised(const void *base, int64_t stride) {
-    return !base || (stride == 1 && aligned16(base));
-}
-
-// count (4 or 8) consecutive values of a per-column parameter that
-// param_vectorised accepts, from column `first` (a multiple of count, so
-// that each piece stays aligned), as f32; `absent` where there is none.
-// Elementwise loads of the parameters, two per output element for
-// layer-norm, were as many load instructions as the rest of the kernel's.
-__device__ __forceinline__ void load_params(const void *base, int32_t type, int64_t first,
-                                            int count, float absent, float (&out)[8]) {
-    if (!base) {
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-            out[e] = absent;
-        return;
-    }
-    const char *at = static_cast<const char *>(base) + first * element_bytes(type);
-    uint32_t words[8];
-    if (type == CDNN_CUDA_F32 || count == 8) {
-        const uint4 lo = __ldg(reinterpret_cast<const uint4 *>(at));
-        const uint4 hi = type == CDNN_CUDA_F32 && count == 8
-                             ? __ldg(reinterpret_cast<const uint4 *>(at) + 1) : lo;
-        words[0] = lo.x, words[1] = lo.y, words[2] = lo.z, words[3] = lo.w;
-        words[4] = hi.x, words[5] = hi.y, words[6] = hi.z, words[7] = hi.w;
-    } else {
-        const uint2 v = __ldg(reinterpret_cast<const uint2 *>(at));
-        words[0] = v.x, words[1] = v.y;
-    }
-#pragma unroll
-    for (int e = 0; e < 8; ++e)
-        out[e] = type == CDNN_CUDA_F32 ? __uint_as_float(words[e])
-                                       : half_bits_to_f32(words[e / 2] >> (16 * (e % 2)), type);
-}
-
 // Write the normalised row, y = (cached - mean) * inv_std * scale + shift:
 // in 16-byte pieces with the parameters read a piece at a time where y's
 // row and the parameters allow it, else through store_row.
@@ -195,8 +151,102 @@ __device__ __forceinline__ void norm_rows_regs(const cdnn_cuda_norm_params_t &p)
     });
 }
 
+// The packed register path (rows_regs.cuh PackedRow): x's 16-byte pieces
+// held as loaded, XT its type.
+template <int G, int R, int N, int XT>
+__device__ __forceinline__ void norm_rows_packed(const cdnn_cuda_norm_params_t &p) {
+    using Row = PackedRow<G, R, N, XT>;
+    constexpr int kPer = Row::kPer;
+    __shared__ float scratch[32];
+    Row r;
+    const int64_t row = r.start(p.rows, p.cols);
+    if (row < 0)
+        return; // past the last row: only warp groups (R > 1) have rows to spare
+    const void *x = static_cast<const char *>(p.x) + row * p.x_row_stride * element_bytes(XT);
+    void *y = static_cast<char *>(p.y) + row * p.y_row_stride * element_bytes(p.y_type);
+    r.load(x, p.x_col_stride, 0.0f);
+
+    const bool rms = p.kind == CDNN_CUDA_NORM_RMS;
+    const float inv_cols = 1.0f / static_cast<float>(p.cols);
+    float mean = 0.0f, second;
+    if (rms) {
+        float squares = 0.0f; // padding is 0: adds nothing
+#pragma unroll
+        for (int k = 0; k < N; ++k) {
+#pragma unroll
+            for (int e = 0; e < kPer; ++e) {
+                const float v = r.at(k, e, ~0u);
+                squares = fmaf(v, v, squares);
+            }
+        }
+        second = r.sum(squares, scratch) * inv_cols;
+    } else {
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < N; ++k) {
+#pragma unroll
+            for (int e = 0; e < kPer; ++e)
+                sum += r.at(k, e, ~0u);
+        }
+        mean = r.sum(sum, scratch) * inv_cols;
+        const uint32_t after_mean = Row::gate_after(mean);
+        float squares = 0.0f;
+#pragma unroll
+        for (int k = 0; k < N; ++k) {
+#pragma unroll
+            for (int e = 0; e < kPer; ++e) {
+                const float d = r.valid(k, e) ? r.at(k, e, after_mean) - mean : 0.0f;
+                squares = fmaf(d, d, squares);
+            }
+        }
+        second = r.sum(squares, scratch) * inv_cols;
+    }
+    const float inv_std = rsqrtf(second + p.epsilon);
+    const uint32_t after_std = Row::gate_after(inv_std);
+    const bool pieces = param_vectorised(p.scale, p.scale_stride) &&
+                        param_vectorised(p.shift, p.shift_stride);
+    r.store(y, p.y_type, p.y_col_stride, [&](int k, int64_t c, float (&out)[8]) {
+        float scale[8], shift[8];
+        if (pieces && c + kPer <= p.cols) {
+            load_params(p.scale, p.scale_type, c, kPer, 1.0f, scale);
+            load_params(p.shift, p.shift_type, c, kPer, 0.0f, shift);
+        } else {
+#pragma unroll
+            for (int e = 0; e < kPer; ++e) {
+                const bool in = c + e < p.cols;
+                scale[e] = p.scale && in ? load_as_f32(p.scale, (c + e) * p.scale_stride,
+                                                       p.scale_type) : 1.0f;
+                shift[e] = p.shift && in ? load_as_f32(p.shift, (c + e) * p.shift_stride,
+                                                       p.shift_type) : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < kPer; ++e)
+            out[e] = fmaf((r.at(k, e, after_std) - mean) * inv_std, scale[e], shift[e]);
+    });
+}
+
+template <int G, int R, int N>
+__device__ __forceinline__ void norm_packed(const cdnn_cuda_norm_params_t &p) {
+    switch (p.x_type) {
+    case CDNN_CUDA_BF16: norm_rows_packed<G, R, N, CDNN_CUDA_BF16>(p); break;
+    case CDNN_CUDA_F16: norm_rows_packed<G, R, N, CDNN_CUDA_F16>(p); break;
+    default: norm_rows_packed<G, R, N, CDNN_CUDA_F32>(p); break;
+    }
+}
+
 } // namespace
 } // namespace cdnn
+
+// The packed register kernels, cdnn_cuda_norm_packed_NAME (cuda_kernel.h's
+// CDNN_CUDA_ROWS_PACKED_CONFIGS).
+#define CDNN_NORM_PACKED(NAME, G, R, N)                                                        \
+    extern "C" __global__ void __launch_bounds__(G * R, 1)                                     \
+        cdnn_cuda_norm_packed_##NAME(const __grid_constant__ cdnn_cuda_norm_params_t params) { \
+        cdnn::norm_packed<G, R, N>(params);                                                    \
+    }
+CDNN_CUDA_ROWS_PACKED_CONFIGS(CDNN_NORM_PACKED)
+#undef CDNN_NORM_PACKED
 
 // The register kernels, cdnn_cuda_norm_regs_NAME (cuda_kernel.h's
 // CDNN_CUDA_ROWS_REGS_CONFIGS).

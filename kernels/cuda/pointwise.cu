@@ -264,7 +264,19 @@ extern "C" __global__ void __launch_bounds__(256)
 namespace cdnn {
 namespace {
 
-constexpr int kChainUnroll = 2; // groups of 8 a thread has in flight
+// Groups of 8 a thread has in flight on the packed 16-bit path: 4 for the
+// cheap activations (the loads are all there is), 2 for those with a long
+// f32 sequence (erf, tanh, exp), whose registers would otherwise set the
+// whole kernel's.  The f32 path (any operand f32 or a scalar) holds f32
+// values: 2 groups for the cheap activations, 1 for the others.
+template <int U>
+__host__ __device__ constexpr int chain_unroll() {
+    return U == 0 || U == CDNN_CUDA_PW_RELU ? 4 : 2;
+}
+template <int U>
+__host__ __device__ constexpr int chain_unroll_f32() {
+    return U == 0 || U == CDNN_CUDA_PW_RELU ? 2 : 1;
+}
 
 // The binary op's result (B 0: none, a alone), then the activation U (0: none).
 template <int B, int U>
@@ -287,8 +299,46 @@ __device__ __forceinline__ void chain_load(const void *in, int32_t type, bool sc
     load8(in, type, group * 8, out);
 }
 
-// The 16-byte path (vectorisable(p)): kChainUnroll groups of 8 a thread in
-// flight, then the last count % 8 elements one a thread.
+// The 16-byte path when both operands and the output are 16-bit and
+// neither operand is a scalar: N groups of 8 a thread, held as loaded (one
+// 16-byte register quad an operand a group) until all N have been asked
+// for, converted only when used -- half the registers of f32 values, so
+// more threads and more bytes in flight an SM.
+template <int B, int U, int N>
+__device__ __forceinline__ void chain_packed(const cdnn_cuda_pointwise_params_t &p,
+                                             const uint4 *in_a, const uint4 *in_b,
+                                             int32_t type_a, int32_t type_b, int64_t groups,
+                                             int64_t first, int64_t threads) {
+    for (int64_t g = first; g < groups; g += threads * N) {
+        uint4 raw_a[N], raw_b[N];
+#pragma unroll
+        for (int u = 0; u < N; ++u) {
+            const int64_t gu = g + u * threads;
+            if (gu < groups) {
+                raw_a[u] = __ldg(in_a + gu);
+                if (B != 0)
+                    raw_b[u] = __ldg(in_b + gu);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < N; ++u) {
+            const int64_t gu = g + u * threads;
+            if (gu >= groups)
+                continue;
+            float x[8], y[8] = {}, out[8];
+            unpack16(raw_a[u], type_a, x);
+            if (B != 0)
+                unpack16(raw_b[u], type_b, y);
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                out[e] = chain_apply<B, U>(x[e], y[e]);
+            static_cast<uint4 *>(p.out)[gu] = pack16(out, p.out_type);
+        }
+    }
+}
+
+// The 16-byte path (vectorisable(p)): groups of 8 a thread in flight, then
+// the last count % 8 elements one a thread.
 template <int B, int U>
 __device__ __forceinline__ void chain_vectorised(const cdnn_cuda_pointwise_params_t &p, int a,
                                                  int b) {
@@ -298,27 +348,36 @@ __device__ __forceinline__ void chain_vectorised(const cdnn_cuda_pointwise_param
     const int64_t groups = p.count / 8;
     const int64_t threads = int64_t(gridDim.x) * blockDim.x;
     const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    for (int64_t g = first; g < groups; g += threads * kChainUnroll) {
-        float x[kChainUnroll][8], y[kChainUnroll][8];
+    const bool packed = type_a != CDNN_CUDA_F32 && (B == 0 || type_b != CDNN_CUDA_F32) &&
+                        p.out_type != CDNN_CUDA_F32 && !scalar_a && (B == 0 || !scalar_b);
+    if (packed) {
+        chain_packed<B, U, chain_unroll<U>()>(p, static_cast<const uint4 *>(in_a),
+                                              static_cast<const uint4 *>(in_b), type_a, type_b,
+                                              groups, first, threads);
+    } else {
+        constexpr int kChainUnrollF32 = chain_unroll_f32<U>();
+        for (int64_t g = first; g < groups; g += threads * kChainUnrollF32) {
+            float x[kChainUnrollF32][8], y[kChainUnrollF32][8];
 #pragma unroll
-        for (int u = 0; u < kChainUnroll; ++u) {
-            const int64_t gu = g + u * threads;
-            if (gu >= groups)
-                continue;
-            chain_load(in_a, type_a, scalar_a, gu, x[u]);
-            if (B != 0)
-                chain_load(in_b, type_b, scalar_b, gu, y[u]);
-        }
+            for (int u = 0; u < kChainUnrollF32; ++u) {
+                const int64_t gu = g + u * threads;
+                if (gu >= groups)
+                    continue;
+                chain_load(in_a, type_a, scalar_a, gu, x[u]);
+                if (B != 0)
+                    chain_load(in_b, type_b, scalar_b, gu, y[u]);
+            }
 #pragma unroll
-        for (int u = 0; u < kChainUnroll; ++u) {
-            const int64_t gu = g + u * threads;
-            if (gu >= groups)
-                continue;
-            float out[8];
+            for (int u = 0; u < kChainUnrollF32; ++u) {
+                const int64_t gu = g + u * threads;
+                if (gu >= groups)
+                    continue;
+                float out[8];
 #pragma unroll
-            for (int e = 0; e < 8; ++e)
-                out[e] = chain_apply<B, U>(x[u][e], B != 0 ? y[u][e] : 0.0f);
-            store8(p.out, p.out_type, gu * 8, out);
+                for (int e = 0; e < 8; ++e)
+                    out[e] = chain_apply<B, U>(x[u][e], B != 0 ? y[u][e] : 0.0f);
+                store8(p.out, p.out_type, gu * 8, out);
+            }
         }
     }
     const int64_t i = groups * 8 + first;
@@ -397,7 +456,10 @@ __device__ __forceinline__ bool chain(const cdnn_cuda_pointwise_params_t &p) {
 // A program the kernel does not specialise is a broken launch (the handler
 // rules it out): trap, so that the launch fails instead of leaving the
 // output unwritten.
-extern "C" __global__ void __launch_bounds__(256)
+// 3 blocks an SM (at most 85 registers): 96 KB of loads in flight an SM on
+// the packed path.  At 4 (64 registers) the f32 paths of the long
+// activations spilled.
+extern "C" __global__ void __launch_bounds__(256, 3)
     cdnn_cuda_pointwise_chain(const __grid_constant__ cdnn_cuda_pointwise_params_t params) {
     if (!cdnn::chain(params))
         __trap();

@@ -102,6 +102,52 @@ __device__ __forceinline__ int64_t group_row(int64_t rows, int64_t cols, float *
     return row < rows ? row : -1;
 }
 
+// ---- per-column parameters (norm's scale and shift) ----
+
+// A 16-bit element's bits as f32.
+__device__ __forceinline__ float half_bits_to_f32(uint32_t bits, int32_t type) {
+    const unsigned short h = static_cast<unsigned short>(bits & 0xffffu);
+    return type == CDNN_CUDA_F16 ? __half2float(__ushort_as_half(h))
+                                 : __bfloat162float(__ushort_as_bfloat16(h));
+}
+
+// Whether a per-column parameter (scale or shift) is read in pieces: absent,
+// or contiguous and 16-byte aligned.
+__device__ __forceinline__ bool param_vectorised(const void *base, int64_t stride) {
+    return !base || (stride == 1 && aligned16(base));
+}
+
+// count (4 or 8) consecutive values of a per-column parameter that
+// param_vectorised accepts, from column `first` (a multiple of count, so
+// that each piece stays aligned), as f32; `absent` where there is none.
+// Elementwise loads of the parameters, two per output element for
+// layer-norm, were as many load instructions as the rest of the kernel's.
+__device__ __forceinline__ void load_params(const void *base, int32_t type, int64_t first,
+                                            int count, float absent, float (&out)[8]) {
+    if (!base) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            out[e] = absent;
+        return;
+    }
+    const char *at = static_cast<const char *>(base) + first * element_bytes(type);
+    uint32_t words[8];
+    if (type == CDNN_CUDA_F32 || count == 8) {
+        const uint4 lo = __ldg(reinterpret_cast<const uint4 *>(at));
+        const uint4 hi = type == CDNN_CUDA_F32 && count == 8
+                             ? __ldg(reinterpret_cast<const uint4 *>(at) + 1) : lo;
+        words[0] = lo.x, words[1] = lo.y, words[2] = lo.z, words[3] = lo.w;
+        words[4] = hi.x, words[5] = hi.y, words[6] = hi.z, words[7] = hi.w;
+    } else {
+        const uint2 v = __ldg(reinterpret_cast<const uint2 *>(at));
+        words[0] = v.x, words[1] = v.y;
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+        out[e] = type == CDNN_CUDA_F32 ? __uint_as_float(words[e])
+                                       : half_bits_to_f32(words[e / 2] >> (16 * (e % 2)), type);
+}
+
 } // namespace cdnn
 
 #endif

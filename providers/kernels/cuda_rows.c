@@ -2,12 +2,15 @@
 
 #include <cdnn_sdk/error.h>
 
+#include <cuda_kernel.h>
+
 #include "cuda_code.h"
 #include "handlers.h"
 
 /* A register kernel's grid, block and row shape (no dynamic shared memory). */
-static cdnn_status_t registers_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m,
-                                        int32_t n, int64_t per_block, int64_t threads,
+static cdnn_status_t registers_geometry(const row_layout_t *r, int64_t x_bytes,
+                                        const sdk_kpack_kv_t *m, int32_t n, int64_t per_block,
+                                        int64_t threads,
                                         int64_t *shape, int64_t *launch)
 {
     int64_t pieces = 0;
@@ -19,7 +22,14 @@ static cdnn_status_t registers_geometry(const row_layout_t *r, const sdk_kpack_k
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the kernel's metadata gives %lld threads "
                         "to %lld rows a block: a register kernel takes a warp or a whole "
                         "block per row", (long long)threads, (long long)per_block);
-    int64_t capacity = group * pieces * CUDA_ROWS_PIECE;
+    int64_t packed = 0;
+    if (kernel_metadata(m, n, "packed"))
+        st = kernel_metadata_int(m, n, "packed", 0, 1, &packed);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    /* packed: a piece is 16 bytes of x as loaded (8 f16/bf16, 4 f32) */
+    int64_t per_piece = packed ? 16 / x_bytes : CUDA_ROWS_PIECE;
+    int64_t capacity = group * pieces * per_piece;
     if (r->cols > capacity)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements exceed the %lld "
                         "this kernel holds in registers", (long long)r->cols,
@@ -37,7 +47,52 @@ static cdnn_status_t registers_geometry(const row_layout_t *r, const sdk_kpack_k
     return CDNN_STATUS_SUCCESS;
 }
 
-cdnn_status_t cuda_rows_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m, int32_t n,
+/* A staged kernel's grid (one block per rows_per_block rows, cut to what
+ * stays resident at run), block, shared memory and blocks an SM. */
+static cdnn_status_t staged_geometry(const row_layout_t *r, int64_t x_bytes, int64_t extra,
+                                     const sdk_kpack_kv_t *m, int32_t n, int64_t per_block,
+                                     int64_t threads, int64_t *shape, int64_t *launch)
+{
+    int64_t stages = 0;
+    cdnn_status_t st = kernel_metadata_int(m, n, "stages", 1, 8, &stages);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    int64_t group = threads / per_block;
+    if (group * per_block != threads || group % 32 != 0 || (group > 32 && per_block != 1))
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the kernel's metadata gives %lld threads "
+                        "to %lld rows a block: a staged kernel takes a warp or a whole "
+                        "block per row", (long long)threads, (long long)per_block);
+    int64_t shared = CDNN_CUDA_ROWS_STAGED_SMEM(per_block, stages, r->cols, x_bytes) + extra;
+    if (shared > CUDA_ROWS_MAX_SHARED_SM90)
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements need %lld bytes "
+                        "of shared memory in this kernel; at most %d", (long long)r->cols,
+                        (long long)shared, CUDA_ROWS_MAX_SHARED_SM90);
+    int64_t rows = row_count(r), grid = (rows + per_block - 1) / per_block;
+    if (grid > CUDA_ROWS_MAX_GRID)
+        grid = CUDA_ROWS_MAX_GRID; /* the groups loop over the rows */
+    /* Blocks an SM surely holds: its shared memory (1 KiB reserved a block)
+     * and the registers the kernel was built for; every block resident,
+     * none waiting for a second wave while others idle. */
+    int64_t per_sm = CUDA_ROWS_SM_SHARED_SM90 / (shared + 1024);
+    if (per_sm > CDNN_CUDA_ROWS_STAGED_SM_THREADS / threads)
+        per_sm = CDNN_CUDA_ROWS_STAGED_SM_THREADS / threads;
+    shape[CUDA_ROWS_ROWS] = rows;
+    shape[CUDA_ROWS_COLS] = r->cols;
+    launch[CUDA_ROWS_GRID] = grid;
+    launch[CUDA_ROWS_BLOCK] = threads;
+    launch[CUDA_ROWS_SMEM] = shared;
+    launch[CUDA_ROWS_PER_SM] = per_sm > 1 ? per_sm : 1;
+    return CDNN_STATUS_SUCCESS;
+}
+
+int32_t cuda_rows_value_count(const int64_t *values, int32_t launch_at)
+{
+    return launch_at + (values[launch_at + CUDA_ROWS_PER_SM] > 0 ? CUDA_ROWS_PER_SM + 1
+                                                                  : CUDA_ROWS_PER_SM);
+}
+
+cdnn_status_t cuda_rows_geometry(const row_layout_t *r, cdnn_data_type_t x_type,
+                                 int64_t staged_extra, const sdk_kpack_kv_t *m, int32_t n,
                                  int64_t *shape, int64_t *launch)
 {
     int64_t per_block = 0, threads = 0;
@@ -46,8 +101,13 @@ cdnn_status_t cuda_rows_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m,
         st = kernel_metadata_int(m, n, "threads", 32, 1024, &threads);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
+    launch[CUDA_ROWS_PER_SM] = 0;
+    if (kernel_metadata(m, n, "stages"))
+        return staged_geometry(r, x_type == CDNN_DATA_TYPE_F32 ? 4 : 2, staged_extra, m, n,
+                               per_block, threads, shape, launch);
     if (kernel_metadata(m, n, "pieces"))
-        return registers_geometry(r, m, n, per_block, threads, shape, launch);
+        return registers_geometry(r, x_type == CDNN_DATA_TYPE_F32 ? 4 : 2, m, n, per_block,
+                                  threads, shape, launch);
     int64_t shared = per_block * r->cols * 4;
     if (shared > CUDA_ROWS_MAX_SHARED)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements need %lld bytes "
@@ -89,7 +149,13 @@ cdnn_status_t cuda_rows_run(const launch_t *l, const cdnn_exec_args_t *args, int
 {
     const int64_t *v = l->values + launch_at;
     void *kernel_params[] = {params};
-    const unsigned grid[3] = {(unsigned)v[CUDA_ROWS_GRID], 1, 1};
+    unsigned grid[3] = {(unsigned)v[CUDA_ROWS_GRID], 1, 1};
+    /* A staged kernel: no more blocks than stay resident (its groups loop). */
+    if (l->value_count > launch_at + CUDA_ROWS_PER_SM && l->cuda->multiprocessors > 0) {
+        int64_t resident = (int64_t)l->cuda->multiprocessors * v[CUDA_ROWS_PER_SM];
+        if (resident > 0 && v[CUDA_ROWS_GRID] > resident)
+            grid[0] = (unsigned)resident;
+    }
     return st ? st
               : cuda_code_launch(l->cuda, grid, (unsigned)v[CUDA_ROWS_BLOCK],
                                  (unsigned)v[CUDA_ROWS_SMEM], args->stream, kernel_params);

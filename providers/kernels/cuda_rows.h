@@ -14,12 +14,17 @@
 /* The smallest opt-in shared-memory limit of the devices the cubins are
  * built for (sm_80 and up). */
 #define CUDA_ROWS_MAX_SHARED (99 * 1024)
+/* The opt-in shared-memory limit of sm_90 (the staged kernels are sm_90a
+ * alone), and what an SM has for all its blocks, 1 KiB a block reserved. */
+#define CUDA_ROWS_MAX_SHARED_SM90 (227 * 1024)
+#define CUDA_ROWS_SM_SHARED_SM90 (228 * 1024)
 /* A grid's x dimension (the kernels take one block or row group per x). */
 #define CUDA_ROWS_MAX_GRID 2147483647LL
 
 /* Where the geometry goes in a handler's launch values. */
 enum { CUDA_ROWS_ROWS, CUDA_ROWS_COLS };                    /* at shape */
-enum { CUDA_ROWS_GRID, CUDA_ROWS_BLOCK, CUDA_ROWS_SMEM };    /* at launch */
+enum { CUDA_ROWS_GRID, CUDA_ROWS_BLOCK, CUDA_ROWS_SMEM,      /* at launch */
+       CUDA_ROWS_PER_SM }; /* staged kernels only: the blocks resident an SM */
 
 /* Elements a thread of a register kernel holds per piece (rows_regs.cuh). */
 #define CUDA_ROWS_PIECE 8
@@ -37,10 +42,26 @@ enum { CUDA_ROWS_GRID, CUDA_ROWS_BLOCK, CUDA_ROWS_SMEM };    /* at launch */
  * threads / rows_per_block threads of a row (a warp, or the whole block
  * when rows_per_block is 1) holds that many pieces of CUDA_ROWS_PIECE
  * elements, so rows longer than their product are NOT_SUPPORTED; it takes
- * no dynamic shared memory.
+ * no dynamic shared memory.  A packed one (metadata packed 1) holds pieces
+ * of 16 bytes of x (x_type f16/bf16: 8 elements, f32: 4) instead.
+ *
+ * A staged kernel (rows_staged.cu) says "stages" S: each of its
+ * rows_per_block row groups has S stages of shared memory a row each, so
+ * the dynamic shared memory is CDNN_CUDA_ROWS_STAGED_SMEM plus
+ * staged_extra (the norm's parameters: CDNN_CUDA_ROWS_STAGED_PARAM each;
+ * NOT_SUPPORTED past CUDA_ROWS_MAX_SHARED_SM90), and launch gets one more value,
+ * launch[CUDA_ROWS_PER_SM], the blocks an SM holds at that shared memory
+ * (> 0; 0 for every other kernel): cuda_rows_run launches no more blocks
+ * than the device's SMs hold, and the kernel's groups loop over the rows.
+ * The caller's launch array has room for CUDA_ROWS_PER_SM + 1 values.
  */
-cdnn_status_t cuda_rows_geometry(const row_layout_t *r, const sdk_kpack_kv_t *m, int32_t n,
+cdnn_status_t cuda_rows_geometry(const row_layout_t *r, cdnn_data_type_t x_type,
+                                 int64_t staged_extra, const sdk_kpack_kv_t *m, int32_t n,
                                  int64_t *shape, int64_t *launch);
+
+/** The launch values a handler keeps when its launch values end with the
+ * launch at launch_at: CUDA_ROWS_PER_SM more for a staged kernel. */
+int32_t cuda_rows_value_count(const int64_t *values, int32_t launch_at);
 
 /* A rows x cols tensor in launch values: uid, type, row and col stride. */
 enum { CUDA_ROWS_UID, CUDA_ROWS_TYPE, CUDA_ROWS_ROW_STRIDE, CUDA_ROWS_COL_STRIDE,

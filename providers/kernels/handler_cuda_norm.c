@@ -64,8 +64,15 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
     if (st == CDNN_STATUS_SUCCESS)
         st = cuda_rows_put_tensor(v + V_Y, &p.rows, &g->tensors[p.tensors[NORM_Y]],
                                   p.strides[NORM_Y]);
+    /* A staged kernel keeps the scale and shift in shared memory too. */
+    int64_t params = 0;
+    for (int role = NORM_SCALE; role <= NORM_BIAS; role++)
+        if (p.tensors[role] >= 0)
+            params += CDNN_CUDA_ROWS_STAGED_PARAM(
+                p.rows.cols, g->tensors[p.tensors[role]].type == CDNN_DATA_TYPE_F32 ? 4 : 2);
     if (st == CDNN_STATUS_SUCCESS)
-        st = cuda_rows_geometry(&p.rows, m, n, v + V_ROWS, v + V_GRID);
+        st = cuda_rows_geometry(&p.rows, g->tensors[p.tensors[NORM_X]].type, params, m, n,
+                                v + V_ROWS, v + V_GRID);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     float epsilon = (float)p.epsilon;
@@ -84,7 +91,7 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
                             int32_t *count)
 {
     (void)threads; /* a grid, not host threads */
-    int64_t *v = calloc(V_COUNT, sizeof *v);
+    int64_t *v = calloc(V_COUNT + 1, sizeof *v); /* + a staged kernel's blocks an SM */
     if (!v)
         return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     cdnn_status_t st = derive_into(v, g, metadata, metadata_count);
@@ -93,7 +100,7 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
         return st;
     }
     *values = v;
-    *count = V_COUNT;
+    *count = cuda_rows_value_count(v, V_GRID);
     return CDNN_STATUS_SUCCESS;
 }
 

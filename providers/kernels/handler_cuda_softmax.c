@@ -43,7 +43,8 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
     if (st == CDNN_STATUS_SUCCESS)
         st = cuda_rows_put_tensor(v + V_Y, &p.rows, &g->tensors[p.y], p.y_strides);
     if (st == CDNN_STATUS_SUCCESS)
-        st = cuda_rows_geometry(&p.rows, m, n, v + V_ROWS, v + V_GRID);
+        st = cuda_rows_geometry(&p.rows, g->tensors[p.x].type, 0, m, n, v + V_ROWS,
+                                v + V_GRID);
     v[V_PARALLELISM] = 1;
     v[V_LOG] = p.log;
     return st;
@@ -54,7 +55,7 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
                             int32_t *count)
 {
     (void)threads; /* a grid, not host threads */
-    int64_t *v = calloc(V_COUNT, sizeof *v);
+    int64_t *v = calloc(V_COUNT + 1, sizeof *v); /* + a staged kernel's blocks an SM */
     cdnn_status_t st = v ? derive_into(v, g, metadata, metadata_count)
                          : sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     if (st != CDNN_STATUS_SUCCESS) {
@@ -62,7 +63,7 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
         return st;
     }
     *values = v;
-    *count = V_COUNT;
+    *count = cuda_rows_value_count(v, V_GRID);
     return CDNN_STATUS_SUCCESS;
 }
 

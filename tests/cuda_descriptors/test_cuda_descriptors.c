@@ -321,6 +321,26 @@ static void row_kernels(const char *family, const char *signature)
     CDNN_CUDA_ROWS_REGS_CONFIGS(REGS)
 #undef REGS
 #endif
+#ifdef CDNN_CUDA_ROWS_PACKED_CONFIGS
+#define PACKED(name, g, r, n)                                                                  \
+    t = new_truth(signature, family, "cdnn_cuda_%s_packed_" #name, family);                    \
+    exact(t, "rows_per_block", r);                                                             \
+    exact(t, "threads", (long)(g) * (r));                                                      \
+    exact(t, "pieces", n);                                                                     \
+    exact(t, "packed", 1);
+    CDNN_CUDA_ROWS_PACKED_CONFIGS(PACKED)
+#undef PACKED
+#endif
+#ifdef CDNN_CUDA_ROWS_STAGED_CONFIGS
+    /* The staged kernels: both ops in rows_staged.cu (sm_90a). */
+#define STAGED(name, g, r, s)                                                                  \
+    t = new_truth(signature, "rows_staged", "cdnn_cuda_%s_staged_" #name, family);             \
+    exact(t, "rows_per_block", r);                                                             \
+    exact(t, "threads", (long)(g) * (r));                                                      \
+    exact(t, "stages", s);
+    CDNN_CUDA_ROWS_STAGED_CONFIGS(STAGED)
+#undef STAGED
+#endif
 }
 
 static void make_truths(void)

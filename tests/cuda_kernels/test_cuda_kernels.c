@@ -56,6 +56,7 @@ static const source_tests_t sources[] = {
     {"matmul_wgmma", test_matmul_wgmma, 1},
     {"sdpa_wgmma", test_sdpa_wgmma, 1},
     {"matmul_small_m", test_matmul_small_m, 1},
+    {"rows_staged", test_rows_staged, 1},
 };
 
 static const char *base_name(const char *path) {

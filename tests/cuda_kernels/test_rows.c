@@ -9,7 +9,9 @@
  * and shift present or absent, contiguous or strided.  The warp kernels run where a row fits
  * their 8-rows-per-block shared memory (cols <= 1024), the register kernels
  * (rows_regs.cuh) where it fits their registers, whole (2048, 4096, 8192,
- * 16384 fill some exactly) or in part.
+ * 16384 fill some exactly) or in part; the staged kernels (rows_staged.cu,
+ * sm_90a) where their stages fit 227 KiB of shared memory, on odd cases
+ * with a grid of 2 blocks, so that each row group goes round its stages.
  * Tolerance: eps(y_type) * |ref| + 2^-18 * (1 + |ref|): f32 statistics
  * over at most a few thousand O(1) values, and expf/logf.
  */
@@ -50,29 +52,64 @@ typedef struct rows_kernel {
     const char *name; /* symbol: cdnn_cuda_<op>_<name> */
     int warp;
     int group, rows_per_block, pieces;
+    int packed; /* pieces of 16 bytes of x rather than 8 elements */
+    int stages; /* a staged kernel (rows_staged.cu): S stages a row group */
 } rows_kernel_t;
 
-#define REGS_KERNEL(name, g, r, n) {"regs_" #name, 0, g, r, n},
+#define REGS_KERNEL(name, g, r, n) {"regs_" #name, 0, g, r, n, 0, 0},
+#define PACKED_KERNEL(name, g, r, n) {"packed_" #name, 0, g, r, n, 1, 0},
+#define STAGED_KERNEL(name, g, r, s) {"staged_" #name, 0, g, r, 0, 0, s},
 static const rows_kernel_t row_kernels[] = {
-    {"block", 0, 0, 0, 0},
-    {"warp", 1, 0, 0, 0},
+    {"block", 0, 0, 0, 0, 0, 0},
+    {"warp", 1, 0, 0, 0, 0, 0},
 #ifdef CDNN_CUDA_ROWS_REGS_CONFIGS
     CDNN_CUDA_ROWS_REGS_CONFIGS(REGS_KERNEL)
+#endif
+#ifdef CDNN_CUDA_ROWS_PACKED_CONFIGS
+    CDNN_CUDA_ROWS_PACKED_CONFIGS(PACKED_KERNEL)
 #endif
 };
 #define ROW_KERNEL_COUNT ((int)(sizeof row_kernels / sizeof row_kernels[0]))
 
-/* Whether kernel k takes rows of `cols` elements. */
-static int rows_fit(const rows_kernel_t *k, int64_t cols) {
+/* rows_staged.cu: both ops, sm_90a alone. */
+static const rows_kernel_t staged_kernels[] = {
+#ifdef CDNN_CUDA_ROWS_STAGED_CONFIGS
+    CDNN_CUDA_ROWS_STAGED_CONFIGS(STAGED_KERNEL)
+#endif
+    {NULL, 0, 0, 0, 0, 0, 0}};
+
+/* A staged kernel's dynamic shared memory for rows of cols elements. */
+static int64_t staged_smem(const rows_kernel_t *k, int64_t cols, int32_t x_type) {
+    return CDNN_CUDA_ROWS_STAGED_SMEM((int64_t)k->rows_per_block, (int64_t)k->stages, cols,
+                                      (int64_t)(x_type == CDNN_CUDA_F32 ? 4 : 2));
+}
+
+/* Whether kernel k takes rows of `cols` elements of x_type. */
+static int rows_fit(const rows_kernel_t *k, int64_t cols, int32_t x_type) {
+    if (k->stages) /* room for an f32 scale and shift too */
+        return staged_smem(k, cols, x_type) + 2 * CDNN_CUDA_ROWS_STAGED_PARAM(cols, 4) <=
+               227 * 1024;
+    if (k->packed)
+        return cols * (x_type == CDNN_CUDA_F32 ? 4 : 2) <= (int64_t)k->group * k->pieces * 16;
     if (k->pieces)
         return cols <= (int64_t)k->group * k->pieces * 8;
     return !k->warp || cols <= 1024;
 }
 
+/* Case i: a staged kernel's grid is a block per rows_per_block rows for
+ * even i, at most 2 blocks for odd i (each row group then loops over many
+ * rows, its stages refilled and their barriers' phases turned). */
 static void rows_launch(const gpu_t *gpu, sdk_cu_function fn, const rows_kernel_t *k,
-                        int64_t rows, int64_t cols, void *params) {
+                        int64_t rows, int64_t cols, int32_t x_type, int64_t extra_smem, int i,
+                        void *params) {
     const int warp = k->warp;
-    if (k->pieces)
+    if (k->stages) {
+        int64_t grid = (rows + k->rows_per_block - 1) / k->rows_per_block;
+        if (i % 2 && grid > 2)
+            grid = 2;
+        gpu_launch(gpu, fn, (unsigned)grid, 1, 1, (unsigned)(k->group * k->rows_per_block),
+                   (unsigned)(staged_smem(k, cols, x_type) + extra_smem), params);
+    } else if (k->pieces)
         gpu_launch(gpu, fn, (unsigned)((rows + k->rows_per_block - 1) / k->rows_per_block), 1,
                    1, (unsigned)(k->group * k->rows_per_block), 0, params);
     else if (warp)
@@ -143,7 +180,13 @@ static void norm_case(test_state_t *state, sdk_cu_function fn, const rows_kernel
     }
     p.x = (const void *)(uintptr_t)x.device;
     p.y = (void *)(uintptr_t)y.device;
-    rows_launch(gpu, fn, k, s->rows, s->cols, &p);
+    /* A staged norm kernel keeps the scale and shift in shared memory too. */
+    int64_t params = 0;
+    if (p.scale)
+        params += CDNN_CUDA_ROWS_STAGED_PARAM(s->cols, (int64_t)elem_size(p.scale_type));
+    if (p.shift)
+        params += CDNN_CUDA_ROWS_STAGED_PARAM(s->cols, (int64_t)elem_size(p.shift_type));
+    rows_launch(gpu, fn, k, s->rows, s->cols, p.x_type, params, i + kind, &p);
     tensor_fetch(gpu, &y);
     norm_reference(&p, &x, &scale, &shift, &y, check);
     tensor_free(gpu, &x);
@@ -154,22 +197,27 @@ static void norm_case(test_state_t *state, sdk_cu_function fn, const rows_kernel
         tensor_free(gpu, &shift);
 }
 
-void test_norm(test_state_t *state, sdk_cu_module module) {
-    for (int k = 0; k < ROW_KERNEL_COUNT; ++k) {
+static void norm_kernels(test_state_t *state, sdk_cu_module module,
+                         const rows_kernel_t *kernels, int count) {
+    for (int k = 0; k < count; ++k) {
         char symbol[64];
-        snprintf(symbol, sizeof symbol, "cdnn_cuda_norm_%s", row_kernels[k].name);
+        snprintf(symbol, sizeof symbol, "cdnn_cuda_norm_%s", kernels[k].name);
         sdk_cu_function fn = gpu_function(state->gpu, module, symbol);
         check_t check = {0};
         int cases = 0;
         for (int i = 0; i < SHAPE_COUNT; ++i)
             for (int kind = CDNN_CUDA_NORM_LAYER; kind <= CDNN_CUDA_NORM_RMS; ++kind) {
-                if (!rows_fit(&row_kernels[k], shapes[i].cols))
+                if (!rows_fit(&kernels[k], shapes[i].cols, 1 + i % 3))
                     continue;
-                norm_case(state, fn, &row_kernels[k], i, kind, &check);
+                norm_case(state, fn, &kernels[k], i, kind, &check);
                 ++cases;
             }
         test_report(state, symbol, cases, &check);
     }
+}
+
+void test_norm(test_state_t *state, sdk_cu_module module) {
+    norm_kernels(state, module, row_kernels, ROW_KERNEL_COUNT);
 }
 
 /* ---- softmax ---- */
@@ -206,27 +254,39 @@ static void softmax_case(test_state_t *state, sdk_cu_function fn, const rows_ker
     tensor_t y = tensor_poisoned(gpu, p.y_type, span_of(1, s->rows, s->cols, 0, l.y_row, l.y_col));
     p.x = (const void *)(uintptr_t)x.device;
     p.y = (void *)(uintptr_t)y.device;
-    rows_launch(gpu, fn, k, s->rows, s->cols, &p);
+    rows_launch(gpu, fn, k, s->rows, s->cols, p.x_type, 0, i + log, &p);
     tensor_fetch(gpu, &y);
     softmax_reference(&p, &x, &y, check);
     tensor_free(gpu, &x);
     tensor_free(gpu, &y);
 }
 
-void test_softmax(test_state_t *state, sdk_cu_module module) {
-    for (int k = 0; k < ROW_KERNEL_COUNT; ++k) {
+static void softmax_kernels(test_state_t *state, sdk_cu_module module,
+                            const rows_kernel_t *kernels, int count) {
+    for (int k = 0; k < count; ++k) {
         char symbol[64];
-        snprintf(symbol, sizeof symbol, "cdnn_cuda_softmax_%s", row_kernels[k].name);
+        snprintf(symbol, sizeof symbol, "cdnn_cuda_softmax_%s", kernels[k].name);
         sdk_cu_function fn = gpu_function(state->gpu, module, symbol);
         check_t check = {0};
         int cases = 0;
         for (int i = 0; i < SHAPE_COUNT; ++i)
             for (int log = 0; log <= 1; ++log) {
-                if (!rows_fit(&row_kernels[k], shapes[i].cols))
+                if (!rows_fit(&kernels[k], shapes[i].cols, 1 + i % 3))
                     continue;
-                softmax_case(state, fn, &row_kernels[k], i, log, &check);
+                softmax_case(state, fn, &kernels[k], i, log, &check);
                 ++cases;
             }
         test_report(state, symbol, cases, &check);
     }
+}
+
+void test_softmax(test_state_t *state, sdk_cu_module module) {
+    softmax_kernels(state, module, row_kernels, ROW_KERNEL_COUNT);
+}
+
+/* rows_staged.cu: the staged norm and softmax kernels on the same cases. */
+void test_rows_staged(test_state_t *state, sdk_cu_module module) {
+    const int count = (int)(sizeof staged_kernels / sizeof staged_kernels[0]) - 1;
+    norm_kernels(state, module, staged_kernels, count);
+    softmax_kernels(state, module, staged_kernels, count);
 }
