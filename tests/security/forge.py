@@ -1203,6 +1203,29 @@ def plan_edits(parts, knobs):
     def payload_minor(body, payload, graph):
         payload["minor"] += 1
 
+    def device(kind, arch):
+        def edit(body, payload, graph):
+            body["device_kind"], body["device_arch"] = kind, arch
+        return edit
+
+    def graph_minor(minor):
+        def edit(body, payload, graph):
+            graph["minor"] = minor
+        return edit
+    edits.append(("body.device_cuda", device(1, 90), "DEVICE_MISMATCH", "CUDA",
+                  "plan body: device kind CUDA, arch 90 (the payload is the same)"))
+    if any(n["op"] >= FIRST_FORGED_OP for n in parts.graph["nodes"]):
+        # the graph format minor inside the payload: a newer one loads
+        # ignoring what this reader does not know, an older one than the
+        # ops need is only a label; either way the graph is validated and
+        # held to the record
+        edits += [
+            ("payload.graph_minor_newer", graph_minor(99), "LOADS_OR_REFUSED", "",
+             "payload graph: format minor 99"),
+            ("payload.graph_minor_one", graph_minor(1), "LOADS_OR_REFUSED", "",
+             "payload graph: format minor 1 (older than its ops)"),
+        ]
+
     def body_payload_minor(body, payload, graph):
         body["payload_minor"] += 1
     edits.append(("body.payload_minor_newer", body_payload_minor, "NOT_SUPPORTED",
