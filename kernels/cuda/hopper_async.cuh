@@ -1,6 +1,7 @@
 // hopper_async.cuh -- the Hopper (sm_90a) primitives that the wgmma kernels
-// share: shared-memory addresses, mbarriers, bulk tensor copies (TMA) and
-// wgmma's fences and shared-memory descriptors.  One copy, so that the GEMM
+// share: shared-memory addresses, mbarriers, bulk tensor copies (TMA, also
+// multicast to a cluster), cluster barriers, and wgmma's fences and
+// shared-memory descriptors.  One copy, so that the GEMM
 // (wgmma_gemm.cuh: matmul_wgmma.cu, conv_wgmma.cu) and flash attention
 // (sdpa_wgmma.cu) cannot drift apart in how they wait on a barrier.
 #ifndef CDNN_KERNELS_CUDA_HOPPER_ASYNC_CUH
@@ -70,6 +71,44 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const cdnn_cuda_tensor_ma
 
 __device__ __forceinline__ void tma_prefetch_map(const cdnn_cuda_tensor_map_t *map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// ---- clusters ----------------------------------------------------------------------------
+
+// As tma_load, but the box lands at the same offset dst in the shared
+// memory of every block of the cluster named in `mask` (bit r: rank r),
+// completing its bytes on each one's mbarrier at offset bar.  One read of
+// L2 feeds them all.
+__device__ __forceinline__ void tma_load_multicast(uint32_t dst, const cdnn_cuda_tensor_map_t *map,
+                                                   uint32_t bar, int32_t c0, int32_t c1,
+                                                   int32_t c2, uint16_t mask) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2),
+                 "h"(mask)
+                 : "memory");
+}
+
+// Arrive on the mbarrier at offset bar of the cluster's block `rank`
+// (this block's own, or its partner's), with the default (cta-scope)
+// release: a cluster-scope release made each consumer warp wait at every
+// k step (v5's first run: the cluster kernels ran at 0.65x).
+__device__ __forceinline__ void barrier_arrive_cluster(uint32_t bar, uint32_t rank) {
+    asm volatile("{\n"
+                 ".reg .b32 remote;\n"
+                 "mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+                 "}\n" ::"r"(bar),
+                 "r"(rank)
+                 : "memory");
+}
+
+// Every thread of every block of the cluster (not .aligned: the producer
+// warp's lanes arrive apart).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\n"
+                 "barrier.cluster.wait.acquire;\n" ::
+                     : "memory");
 }
 
 // ---- wgmma --------------------------------------------------------------------------------
