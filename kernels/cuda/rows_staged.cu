@@ -16,34 +16,16 @@
 // deviations from it, then the output), as accurate as the two-pass
 // kernels; softmax takes its exponentials twice (sum, then output) rather
 // than hold them.
+#include "hopper_async.cuh"
 #include "rows.cuh"
 
 namespace cdnn {
 namespace {
 
-__device__ __forceinline__ uint32_t shared_address(const void *p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
 __device__ __forceinline__ uint32_t dynamic_shared_bytes() {
     uint32_t bytes;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
     return bytes;
-}
-
-// An mbarrier expecting one arrival (the issuing thread's) a phase.
-__device__ __forceinline__ void barrier_init(uint64_t *bar) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)));
-}
-
-// Wait for the phase of `parity` to complete.
-__device__ __forceinline__ void barrier_wait(uint64_t *bar, uint32_t parity) {
-    asm volatile("{\n\t.reg .pred done;\n"
-                 "WAIT:\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
-                 "@!done bra WAIT;\n}" ::"r"(shared_address(bar)),
-                 "r"(parity)
-                 : "memory");
 }
 
 // The L2 policy for x: read once, so evicted first.
@@ -59,13 +41,10 @@ __device__ __forceinline__ uint64_t evict_first_policy() {
 __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes,
                                           uint64_t *bar, uint64_t policy) {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
-                     shared_address(bar)),
-                 "r"(bytes)
-                 : "memory");
+    barrier_expect_bytes(smem_address(bar), bytes);
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 ".L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(shared_address(dst)),
-                 "l"(src), "r"(bytes), "r"(shared_address(bar)), "l"(policy)
+                 ".L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(smem_address(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_address(bar)), "l"(policy)
                  : "memory");
 }
 
@@ -355,7 +334,7 @@ __device__ __forceinline__ void staged_rows(const Params &p, float pad, Prepare 
     if (bulk && g.rank == 0) {
         policy = evict_first_policy();
         for (int s = 0; s < S; ++s)
-            barrier_init(&bars[s]);
+            barrier_init(smem_address(&bars[s]), 1); // the issuing thread's arrival
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         for (int s = 0; s < S; ++s) {
             const int64_t row = first + s * step;
@@ -375,7 +354,7 @@ __device__ __forceinline__ void staged_rows(const Params &p, float pad, Prepare 
     for (int64_t row = first; row < p.rows; row += step) {
         uint4 *stage = mine + s * (stage_bytes / 16);
         if (bulk) {
-            barrier_wait(&bars[s], parity);
+            barrier_wait(smem_address(&bars[s]), parity);
         } else {
             copy_row<XT>(g, x + row * p.x_row_stride * kBytes, p.x_col_stride, p.cols,
                          r.pieces, pad, stage);
