@@ -149,6 +149,76 @@ static inline const char *cdnn_cuda_conv_stem_refusal(const cdnn_cuda_conv_param
     return NULL;
 }
 
+/* What the TMA-store epilogue (metadata epilogue=tma_store) needs of y
+ * beyond its kernels' own: f16 or bf16, channels contiguous, k and the
+ * pixel stride multiples of 8 elements, a 16-byte aligned base.  k: the
+ * copy engine clips a store's innermost dimension only to 16 bytes (seen
+ * on the H200: k 130 and 17 wrote channels up to 135 and 23), which past k
+ * would write the padding of a pitched y or the next pixel of a packed one. */
+static inline const char *cdnn_cuda_conv_y_store_refusal(const cdnn_cuda_conv_params_t *p,
+                                                         int64_t pixel_stride,
+                                                         int check_pointers)
+{
+    if (p->y_type != CDNN_CUDA_F16 && p->y_type != CDNN_CUDA_BF16)
+        return "the TMA-store conv kernels write y of f16 or bf16";
+    if (p->k % 8 != 0)
+        return "the TMA-store conv kernels need k a multiple of 8 (the copy engine stores "
+               "16-byte pieces of a pixel)";
+    if (p->y_strides[3] != 1 || (p->n * p->p * p->q > 1 && !cdnn_cuda_tma_stride_ok(pixel_stride)))
+        return "the TMA-store conv kernels need y's channels contiguous and its pixel stride "
+               "a multiple of 8 elements";
+    if (check_pointers && ((uintptr_t)p->y & 15) != 0)
+        return "the TMA-store conv kernels need y at a 16-byte aligned address";
+    return NULL;
+}
+
+/** NULL if the implicit-GEMM TMA-store kernels can run p, else why not. */
+static inline const char *cdnn_cuda_conv_store_refusal(const cdnn_cuda_conv_params_t *p,
+                                                       int check_pointers)
+{
+    const char *why = cdnn_cuda_conv_tma_refusal(p, check_pointers);
+    return why ? why
+               : cdnn_cuda_conv_y_store_refusal(p, cdnn_cuda_conv_tma_pixel_stride(p),
+                                                check_pointers);
+}
+
+/** NULL if the stem's TMA-store kernels can run p, else why not: y's
+ * output rows are a map dimension, so its images must be packed rows. */
+static inline const char *cdnn_cuda_conv_stem_store_refusal(const cdnn_cuda_conv_params_t *p,
+                                                            int check_pointers)
+{
+    const int64_t *ys = p->y_strides;
+    const char *why = cdnn_cuda_conv_stem_refusal(p, check_pointers);
+    if (!why)
+        why = cdnn_cuda_conv_y_store_refusal(p, p->q > 1 ? ys[2] : 8, check_pointers);
+    if (!why && ((p->n * p->p > 1 && !cdnn_cuda_tma_stride_ok(ys[1])) ||
+                 (p->n > 1 && p->p > 1 && ys[0] != p->p * ys[1]) ||
+                 (p->n > 1 && p->p == 1 && !cdnn_cuda_tma_stride_ok(ys[0]))))
+        return "the stem's TMA-store kernels need y's rows a multiple of 8 elements apart and "
+               "its images packed rows";
+    return why;
+}
+
+/* y as the TMA-store kernels' map: box 64 x 64 x 1, 128-byte swizzle;
+ * dims {k, rows, planes} with the given element strides. */
+static inline int cdnn_cuda_conv_encode_y_map(cdnn_cuda_tensor_map_t *map,
+                                              const cdnn_cuda_conv_params_t *p, int64_t rows,
+                                              int64_t row_stride, int64_t planes,
+                                              int64_t plane_stride,
+                                              cdnn_cuda_encode_tiled_fn tiled)
+{
+    uint64_t dims[3] = {(uint64_t)p->k, (uint64_t)rows, (uint64_t)planes};
+    /* Strides of dims of extent 1 are never used, but must be valid. */
+    int64_t row = rows > 1 ? row_stride : (p->k + 7) / 8 * 8;
+    int64_t plane = planes > 1 ? plane_stride : row * rows;
+    uint64_t strides[2] = {(uint64_t)row * 2, (uint64_t)plane * 2};
+    uint32_t box[3] = {64, 64, 1}, element_strides[3] = {1, 1, 1};
+    int data_type = p->y_type == CDNN_CUDA_BF16 ? CDNN_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                : CDNN_CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    return tiled(map, data_type, 3, p->y, dims, strides, box, element_strides, 0,
+                 CDNN_CU_TENSOR_MAP_SWIZZLE_128B, CDNN_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0);
+}
+
 /* The GEMM the conv amounts to, for the kernels' consumers and epilogue:
  * rows the output pixels in (image, i, j) order, columns the filters. */
 static inline void cdnn_cuda_conv_tma_gemm(const cdnn_cuda_conv_params_t *p,

@@ -245,6 +245,212 @@ __device__ __forceinline__ void conv_wgmma_direct(const cdnn_cuda_conv_tma_param
     }
 }
 
+// ---- the TMA-store epilogue (v4) --------------------------------------------------------
+//
+// v2's direct stores left the short-k rows where they were: their ~0.6 TB/s
+// of y is stores from registers, each consumer thread with about one in
+// flight.  Here each consumer warpgroup finishes its 64 x TileN block in
+// registers as v2 does, writes it into a shared-memory buffer of its own
+// (the 128-byte swizzle: conflict-free, 8 rows of a lane quad in 8 chunks)
+// and one thread hands the buffer to the copy engine, 64 x 64 boxes of a
+// tiled map of y, which clips what lies past y.  The buffer is rewritten
+// only once the engine has read it (wait_group.read), so the stores drain
+// while the next tile's wgmma run.
+
+__device__ __forceinline__ void tma_store_3d(const cdnn_cuda_tensor_map_t *map, uint32_t src,
+                                             int32_t c0, int32_t c1, int32_t c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() {
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// The committed stores have read their shared memory (not yet landed).
+__device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// The committed stores are done.
+__device__ __forceinline__ void bulk_wait_all() {
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+__device__ __forceinline__ void fence_async_shared() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// The 128 threads of consumer warpgroup `consumer` (named barriers 2, 3).
+__device__ __forceinline__ void consumer_sync(int consumer) {
+    asm volatile("bar.sync %0, 128;\n" ::"r"(2 + consumer) : "memory");
+}
+
+// This lane's accumulator pairs of a 64 x TileN block, finished (bias from
+// column col0 on, the activation), into buf: 64-column boxes 8 KiB apart,
+// each 64 rows of 128 bytes, 16-byte chunk c of row r at chunk c ^ (r % 8).
+template <int TileN, int Act>
+__device__ __forceinline__ void finish_to_buffer(const float (&acc)[TileN / 2], uint32_t buf,
+                                                 int64_t col0, int64_t n, bool bf16,
+                                                 const void *bias, int64_t bias_stride,
+                                                 int32_t bias_type) {
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
+    const int row = 16 * warp + lane / 4; // and row + 8: the same swizzle phase
+#pragma unroll
+    for (int j = 0; j < TileN / 8; ++j) {
+        const int64_t col = col0 + 8 * j + 2 * (lane % 4);
+        float b0 = 0.0f, b1 = 0.0f;
+        if (bias && col < n) {
+            b0 = load_as_f32(bias, col * bias_stride, bias_type);
+            if (col + 1 < n)
+                b1 = load_as_f32(bias, (col + 1) * bias_stride, bias_type);
+        }
+        const uint32_t a = pack_pair(activate(acc[4 * j] + b0, Act),
+                                     activate(acc[4 * j + 1] + b1, Act), bf16);
+        const uint32_t b = pack_pair(activate(acc[4 * j + 2] + b0, Act),
+                                     activate(acc[4 * j + 3] + b1, Act), bf16);
+        const uint32_t at = buf + (j / 8) * 8192 + row * 128 +
+                            (((j % 8) ^ (row % 8)) * 16) + 4 * (lane % 4);
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(at), "r"(a) : "memory");
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(at + 8 * 128), "r"(b) : "memory");
+    }
+}
+
+template <int TileN>
+__device__ __forceinline__ void finish_to_buffer_any(int32_t activation,
+                                                     const float (&acc)[TileN / 2], uint32_t buf,
+                                                     int64_t col0, int64_t n, bool bf16,
+                                                     const void *bias, int64_t bias_stride,
+                                                     int32_t bias_type) {
+#define CDNN_FINISH_BUFFER(act)                                                                \
+    finish_to_buffer<TileN, act>(acc, buf, col0, n, bf16, bias, bias_stride, bias_type)
+    switch (activation) {
+    case CDNN_CUDA_ACT_RELU: CDNN_FINISH_BUFFER(CDNN_CUDA_ACT_RELU); break;
+    case CDNN_CUDA_ACT_GELU: CDNN_FINISH_BUFFER(CDNN_CUDA_ACT_GELU); break;
+    case CDNN_CUDA_ACT_GELU_TANH: CDNN_FINISH_BUFFER(CDNN_CUDA_ACT_GELU_TANH); break;
+    case CDNN_CUDA_ACT_SILU: CDNN_FINISH_BUFFER(CDNN_CUDA_ACT_SILU); break;
+    case CDNN_CUDA_ACT_TANH: CDNN_FINISH_BUFFER(CDNN_CUDA_ACT_TANH); break;
+    default: CDNN_FINISH_BUFFER(CDNN_CUDA_ACT_NONE); break;
+    }
+#undef CDNN_FINISH_BUFFER
+}
+
+// A consumer warpgroup's block through its buffer to y: wait until the
+// engine has read the buffer's last contents, fill it, then one thread
+// stores its TileN / 64 boxes at (col0, c1, c2) on and commits them.
+template <int TileN>
+__device__ __forceinline__ void store_block(const float (&acc)[TileN / 2], int consumer,
+                                            uint32_t buf, const cdnn_cuda_tensor_map_t *y_map,
+                                            int64_t col0, int32_t c1, int32_t c2, int64_t n,
+                                            int32_t type, int32_t activation, const void *bias,
+                                            int64_t bias_stride, int32_t bias_type) {
+    const bool leader = threadIdx.x % 128 == 0;
+    if (leader)
+        bulk_wait_read();
+    consumer_sync(consumer);
+    finish_to_buffer_any<TileN>(activation, acc, buf, col0, n, type == CDNN_CUDA_BF16, bias,
+                                bias_stride, bias_type);
+    fence_async_shared(); // the copy engine reads what these threads wrote
+    consumer_sync(consumer);
+    if (leader) {
+#pragma unroll
+        for (int box = 0; box < TileN / 64; ++box)
+            if (col0 + 64 * box < n)
+                tma_store_3d(y_map, buf + box * 8192, int32_t(col0 + 64 * box), c1, c2);
+        bulk_commit();
+    }
+}
+
+// A consumer warpgroup of the TMA-store kernels: consume_direct's k loop,
+// finished by store_block.
+template <int DType, int TileM, int TileN, int Stages>
+__device__ __forceinline__ void consume_store(const cdnn_cuda_conv_tma_store_params_t &params,
+                                              const Ring &ring, int consumer, uint32_t buf) {
+    using L = Layout<TileM, TileN, Stages>;
+    const cdnn_cuda_matmul_params_t &p = params.tma.gemm;
+    constexpr int kSubTiles = TileM / kConsumers / 64;
+    const int64_t k_steps = (p.k + kTileK - 1) / kTileK, tiles = tile_count<TileM, TileN>(p);
+    const int row0 = consumer * 64 * kSubTiles;
+    const int lane = threadIdx.x % 32;
+    float acc[kSubTiles][TileN / 2];
+    int64_t step = 0;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const Tile tile = tile_at<TileM, TileN>(p, t);
+#pragma unroll
+        for (int st = 0; st < kSubTiles; ++st)
+#pragma unroll
+            for (int i = 0; i < TileN / 2; ++i)
+                acc[st][i] = 0.0f;
+        int previous = -1;
+        for (int64_t k = 0; k < k_steps; ++k, ++step) {
+            const int s = int(step % Stages);
+            barrier_wait(ring.full + 8 * s, uint32_t(step / Stages) & 1);
+            const uint32_t a_tile = ring.base + s * L::kStageBytes, b_tile = a_tile + L::kABytes;
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < kTileK / 16; ++kk) {
+                const uint64_t b = smem_descriptor(b_tile + kk * 32, 16, 1024);
+#pragma unroll
+                for (int st = 0; st < kSubTiles; ++st) {
+                    const uint64_t a = smem_descriptor(
+                        a_tile + (row0 + 64 * st) * kRowBytes + kk * 32, 16, 1024);
+                    wgmma_tile<DType, TileN, 0>(acc[st], a, b);
+                }
+            }
+            wgmma_commit();
+            wgmma_wait<1>();
+            if (previous >= 0 && lane == 0)
+                barrier_arrive(ring.empty + 8 * previous);
+            previous = s;
+        }
+        wgmma_wait<0>();
+        if (previous >= 0 && lane == 0)
+            barrier_arrive(ring.empty + 8 * previous);
+#pragma unroll
+        for (int st = 0; st < kSubTiles; ++st) {
+            fence_registers(acc[st]);
+            store_block<TileN>(acc[st], consumer, buf, &params.y_map, tile.n0,
+                               int32_t(tile.m0 + row0 + 64 * st), 0, p.n, p.c_type, p.activation,
+                               p.bias, p.bias_stride, p.bias_type);
+        }
+    }
+    if (threadIdx.x % 128 == 0)
+        bulk_wait_all();
+}
+
+// gemm_kernel with consume_store: the ring, then the two buffers.
+template <int DType, int TileM, int TileN, int Stages>
+__device__ __forceinline__ void conv_wgmma_store(const cdnn_cuda_conv_tma_store_params_t &params) {
+    using L = Layout<TileM, TileN, Stages>;
+    static_assert(CDNN_CUDA_CONV_WGMMA_STORE_SMEM(TileM, TileN, Stages) >=
+                      1024 + L::kRingBytes + 2 * 64 * TileN * 2 + Stages * 16,
+                  "cuda_kernel.h's smem covers the ring, the buffers, the barriers");
+    extern __shared__ uint8_t dynamic_shared[];
+    const uint32_t base = smem_address(dynamic_shared);
+    Ring ring;
+    ring.base = (base + 1023) & ~1023u;
+    const uint32_t buffers = ring.base + L::kRingBytes; // 1024-aligned: kRingBytes is
+    ring.full = buffers + 2 * 64 * TileN * 2;
+    ring.empty = ring.full + 8 * Stages;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < Stages; ++s) {
+            barrier_init(ring.full + 8 * s, 1);
+            barrier_init(ring.empty + 8 * s, kConsumers * 4);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    const int warpgroup = threadIdx.x / 128;
+    if (warpgroup == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (threadIdx.x == 0) {
+            tma_prefetch_map(&params.y_map);
+            produce_conv<TileM, TileN, Stages>(params.tma, ring);
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+        const int consumer = warpgroup - 1;
+        consume_store<DType, TileM, TileN, Stages>(params, ring, consumer,
+                                                   buffers + consumer * 64 * TileN * 2);
+    }
+}
+
 // ---- the stem: few input channels -----------------------------------------------------
 //
 // The im2col map cannot walk x of 3 channels (a pixel is 6 bytes; TMA's
@@ -288,10 +494,6 @@ __device__ __forceinline__ uint32_t piece_offset(int rows, int row, int piece) {
 
 __device__ __forceinline__ void named_sync_producers() {
     asm volatile("bar.sync 1, 128;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void fence_async_shared() {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
 // Zero the A ring and the staged rows (margins and all-pad rows stay so),
@@ -390,10 +592,13 @@ __device__ __forceinline__ void stem_produce(const cdnn_cuda_conv_params_t &p, u
 }
 
 // A consumer warpgroup: pixels [64 consumer, 64 consumer + 64) of each row.
+// y_map NULL: the direct epilogue; else through buf by TMA (v4), the map's
+// dims {k, q, n * p}.
 template <int DType>
 __device__ __forceinline__ void stem_consume(const cdnn_cuda_conv_params_t &p, uint32_t a_ring,
                                              uint32_t b, uint32_t full, uint32_t empty,
-                                             int consumer) {
+                                             int consumer, const cdnn_cuda_tensor_map_t *y_map,
+                                             uint32_t buf) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int tiles = int(p.n * p.p), rows_out = int(p.p);
     const int64_t ebytes = p.y_type == CDNN_CUDA_F32 ? 4 : 2;
@@ -419,6 +624,11 @@ __device__ __forceinline__ void stem_consume(const cdnn_cuda_conv_params_t &p, u
         fence_registers(acc);
         if (lane == 0)
             barrier_arrive(empty + 8 * s);
+        if (y_map) {
+            store_block<kTileN>(acc, consumer, buf, y_map, 0, consumer * 64, t, p.k, p.y_type,
+                                p.activation, p.bias, p.bias_stride, p.bias_type);
+            continue;
+        }
         const int n = t / rows_out, i = t - n * rows_out;
         const int64_t j = consumer * 64 + 16 * warp + lane / 4;
         uint8_t *row = static_cast<uint8_t *>(p.y) +
@@ -427,13 +637,19 @@ __device__ __forceinline__ void stem_consume(const cdnn_cuda_conv_params_t &p, u
                                  j + 8 < p.q ? row + 8 * p.y_strides[2] * ebytes : nullptr, 0,
                                  p.k, p.y_type, p.bias, p.bias_stride, p.bias_type);
     }
+    if (y_map && threadIdx.x % 128 == 0)
+        bulk_wait_all();
 }
 
+// y_map NULL: the stem with the direct epilogue; else with TMA stores, two
+// 64 x 64 buffers after the filter.
 template <int DType>
-__device__ __forceinline__ void conv_stem(const cdnn_cuda_conv_params_t &p) {
+__device__ __forceinline__ void conv_stem(const cdnn_cuda_conv_params_t &p,
+                                          const cdnn_cuda_tensor_map_t *y_map) {
     extern __shared__ uint8_t dynamic_shared[];
     uint8_t *a_ring = dynamic_shared + ((1024 - smem_address(dynamic_shared) % 1024) % 1024);
-    uint8_t *b = a_ring + kStages * kABytes, *raw = b + kBBytes;
+    uint8_t *b = a_ring + kStages * kABytes, *buffers = b + kBBytes;
+    uint8_t *raw = buffers + (y_map ? 2 * 64 * kTileN * 2 : 0);
     const uint32_t full = smem_address(raw + kRawBytes), empty = full + 8 * kStages;
     stem_setup(p, a_ring, b, raw);
     if (threadIdx.x == 0) {
@@ -449,7 +665,8 @@ __device__ __forceinline__ void conv_stem(const cdnn_cuda_conv_params_t &p) {
         stem_produce(p, smem_address(a_ring), a_ring, raw, full, empty);
     else
         stem_consume<DType>(p, smem_address(a_ring), smem_address(b), full, empty,
-                            warpgroup - 1);
+                            warpgroup - 1, y_map,
+                            smem_address(buffers) + (warpgroup - 1) * 64 * kTileN * 2);
 }
 } // namespace stem
 
@@ -482,10 +699,32 @@ CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS(CDNN_CONV_WGMMA_DIRECT_ENTRIES)
 
 extern "C" __global__ void __launch_bounds__(CDNN_CUDA_CONV_STEM_THREADS, 1)
     cdnn_cuda_conv_stem_f16(const __grid_constant__ cdnn_cuda_conv_params_t params) {
-    cdnn::stem::conv_stem<CDNN_CUDA_F16>(params);
+    cdnn::stem::conv_stem<CDNN_CUDA_F16>(params, nullptr);
 }
 
 extern "C" __global__ void __launch_bounds__(CDNN_CUDA_CONV_STEM_THREADS, 1)
     cdnn_cuda_conv_stem_bf16(const __grid_constant__ cdnn_cuda_conv_params_t params) {
-    cdnn::stem::conv_stem<CDNN_CUDA_BF16>(params);
+    cdnn::stem::conv_stem<CDNN_CUDA_BF16>(params, nullptr);
+}
+
+#define CDNN_CONV_WGMMA_STORE_ENTRY(dtype, name, tm, tn, stages)                               \
+    extern "C" __global__ void __launch_bounds__(CDNN_CUDA_MATMUL_WGMMA_THREADS, 1)            \
+        cdnn_cuda_conv_wgmma_store_##name##_##tm##x##tn(                                       \
+            const __grid_constant__ cdnn_cuda_conv_tma_store_params_t params) {                \
+        cdnn::conv_wgmma_store<dtype, tm, tn, stages>(params);                                 \
+    }
+#define CDNN_CONV_WGMMA_STORE_ENTRIES(tm, tn, stages)                   \
+    CDNN_CONV_WGMMA_STORE_ENTRY(CDNN_CUDA_F16, f16, tm, tn, stages)     \
+    CDNN_CONV_WGMMA_STORE_ENTRY(CDNN_CUDA_BF16, bf16, tm, tn, stages)
+
+CDNN_CUDA_CONV_WGMMA_STORE_CONFIGS(CDNN_CONV_WGMMA_STORE_ENTRIES)
+
+extern "C" __global__ void __launch_bounds__(CDNN_CUDA_CONV_STEM_THREADS, 1)
+    cdnn_cuda_conv_stem_store_f16(const __grid_constant__ cdnn_cuda_conv_stem_store_params_t params) {
+    cdnn::stem::conv_stem<CDNN_CUDA_F16>(params.conv, &params.y_map);
+}
+
+extern "C" __global__ void __launch_bounds__(CDNN_CUDA_CONV_STEM_THREADS, 1)
+    cdnn_cuda_conv_stem_store_bf16(const __grid_constant__ cdnn_cuda_conv_stem_store_params_t params) {
+    cdnn::stem::conv_stem<CDNN_CUDA_BF16>(params.conv, &params.y_map);
 }

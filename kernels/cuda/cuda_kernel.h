@@ -691,6 +691,43 @@ typedef struct cdnn_cuda_conv_tma_params {
     cdnn_cuda_tensor_map_t w_map; /* tiled: {r * s * c, k, 1}, box {64, tile_n, 1} */
 } cdnn_cuda_conv_tma_params_t;
 
+/* The Hopper conv kernels with a TMA-store epilogue (conv_wgmma.cu v4):
+ * cdnn_cuda_conv_wgmma_store_{f16,bf16}_TMxTN and cdnn_cuda_conv_stem_store_{f16,bf16}.
+ * Each consumer warpgroup finishes its 64 x tile_n accumulators in
+ * registers (bias, activation, cvt), writes them into a buffer of its own in
+ * shared memory (the 128-byte swizzle) and one thread stores the buffer by
+ * TMA (cp.async.bulk.tensor shared -> global), which clips rows and columns
+ * past y; the buffer is rewritten once the copy engine has read it, so a
+ * tile's stores drain while the next tile's wgmma run.  Params: the
+ * kernel's usual params followed by y_map, a tiled map of y with box {64,
+ * 64, 1} and the 128-byte swizzle: for the implicit-GEMM kernels dims {k,
+ * n * p * q, 1} (rows the pixels), for the stem {k, q, n * p} (a tile is an
+ * output row).  They take y of the kernel's dtype (f16 or bf16) with
+ * channels contiguous, its pixel stride (and for the stem its row stride,
+ * with images packed: y_strides[0] == p * y_strides[1]) a multiple of 8
+ * elements, 16-byte aligned (conv_tma.h).  Metadata "epilogue=tma_store".
+ * Launch and dynamic smem: as their buffered twins, the smem below. */
+#define CDNN_CUDA_CONV_WGMMA_STORE_CONFIGS(X) \
+    X(128, 256, 3)                             \
+    X(128, 128, 5)                             \
+    X(256, 64, 5)                              \
+    X(128, 64, 8)
+/* Alignment slack, the ring, two 64 x tile_n 16-bit buffers, barriers. */
+#define CDNN_CUDA_CONV_WGMMA_STORE_SMEM(tm, tn, stages) \
+    (1024 + (stages) * ((tm) + (tn)) * 128 + 2 * 64 * (tn) * 2 + (stages) * 16)
+#define CDNN_CUDA_CONV_STEM_STORE_SMEM \
+    (CDNN_CUDA_CONV_STEM_SMEM + 2 * 64 * CDNN_CUDA_CONV_STEM_TILE_N * 2)
+
+typedef struct cdnn_cuda_conv_tma_store_params {
+    cdnn_cuda_conv_tma_params_t tma;
+    cdnn_cuda_tensor_map_t y_map;
+} cdnn_cuda_conv_tma_store_params_t;
+
+typedef struct cdnn_cuda_conv_stem_store_params {
+    cdnn_cuda_conv_params_t conv; /* then padding to y_map's 128-byte alignment */
+    cdnn_cuda_tensor_map_t y_map;
+} cdnn_cuda_conv_stem_store_params_t;
+
 /* The layouts are ABI: pin them for the C and CUDA compilers alike. */
 #if defined(__cplusplus)
 #define CDNN_CUDA_STATIC_ASSERT(e, m) static_assert(e, m)
@@ -706,5 +743,9 @@ CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_softmax_params_t) == 80, "softmax param
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_sdpa_params_t) == 256, "sdpa params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_params_t) == 280, "conv params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_tma_params_t) == 768, "conv tma params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_tma_store_params_t) == 896,
+                        "conv tma store params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_stem_store_params_t) == 512,
+                        "conv stem store params layout");
 
 #endif

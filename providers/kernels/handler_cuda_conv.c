@@ -31,6 +31,12 @@
  * (n * p, 1) in the values, capped at run as the persistent ones; their
  * launch values end with a marker (STEM_MARK).  conv_tma.h's
  * cdnn_cuda_conv_stem_refusal says which convolutions they take.
+ *
+ * Metadata epilogue=tma_store (either kind above): the kernel stores y by
+ * TMA and takes its params followed by a map of y (cuda_kernel.h,
+ * cdnn_cuda_conv_tma_store_params_t, cdnn_cuda_conv_stem_store_params_t),
+ * encoded at each run; conv_tma.h's *_store_refusal say what y they take.
+ * Their values end with TMA_STORE_MARK, or the stem's with STEM_STORE_MARK.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +63,22 @@ enum {
     /* tensor-map kernels only */
     V_TMA_TILE_M = V_COUNT, V_TMA_TILE_N,
     V_TMA_COUNT,
+    /* tensor-map kernels with the TMA-store epilogue */
+    V_TMA_STORE_MARK = V_TMA_COUNT,
+    V_TMA_STORE_COUNT,
     /* stem kernels only */
     V_STEM_MARK = V_COUNT,
     V_STEM_COUNT
 };
-/* Marks a stem launch's values (they are one longer than the plain ones). */
+/* Mark a stem launch's values (they are one longer than the plain ones),
+ * with or without TMA stores, and a TMA-store tensor-map launch's. */
 #define STEM_MARK 0x5374656dLL
-enum { LAUNCH_PLAIN, LAUNCH_TMA, LAUNCH_TMA_DIRECT, LAUNCH_STEM };
+#define STEM_STORE_MARK 0x53746d53LL
+#define TMA_STORE_MARK 0x546d6153LL
+enum {
+    LAUNCH_PLAIN, LAUNCH_TMA, LAUNCH_TMA_DIRECT, LAUNCH_TMA_STORE, LAUNCH_STEM,
+    LAUNCH_STEM_STORE
+};
 
 /* What the kernels index in 32 bits (cuda_kernel.h). */
 #define GEMM_SIZE_MAX ((int64_t)1 << 30)
@@ -130,15 +145,17 @@ static cdnn_status_t put_launch(int64_t *v, const conv_cuda_pattern_t *p,
                         "grid holds (%d)", (long long)columns, MAX_GRID_Y);
     v[V_GRID_X] = rows;
     v[V_GRID_Y] = columns;
-    if (kind == LAUNCH_TMA || kind == LAUNCH_TMA_DIRECT) { /* persistent: capped at run */
-        v[V_GRID_X] = rows * columns;
+    if (kind == LAUNCH_TMA || kind == LAUNCH_TMA_DIRECT || kind == LAUNCH_TMA_STORE) {
+        v[V_GRID_X] = rows * columns; /* persistent: capped at run */
         v[V_GRID_Y] = 1;
         v[V_TMA_TILE_M] = tile_m;
         v[V_TMA_TILE_N] = tile_n;
-    } else if (kind == LAUNCH_STEM) { /* a tile per output row, capped at run */
-        v[V_GRID_X] = p->n * p->p;
+        if (kind == LAUNCH_TMA_STORE)
+            v[V_TMA_STORE_MARK] = TMA_STORE_MARK;
+    } else if (kind == LAUNCH_STEM || kind == LAUNCH_STEM_STORE) {
+        v[V_GRID_X] = p->n * p->p; /* a tile per output row, capped at run */
         v[V_GRID_Y] = 1;
-        v[V_STEM_MARK] = STEM_MARK;
+        v[V_STEM_MARK] = kind == LAUNCH_STEM ? STEM_MARK : STEM_STORE_MARK;
     }
     v[V_BLOCK] = threads;
     v[V_SMEM] = smem;
@@ -170,7 +187,9 @@ static cdnn_status_t check_layout(const int64_t *v, int kind)
     params_layout(v, &p);
     const char *why = kind == LAUNCH_TMA          ? cdnn_cuda_conv_tma_refusal(&p, 0)
                       : kind == LAUNCH_TMA_DIRECT ? cdnn_cuda_conv_direct_refusal(&p, 0)
+                      : kind == LAUNCH_TMA_STORE  ? cdnn_cuda_conv_store_refusal(&p, 0)
                       : kind == LAUNCH_STEM       ? cdnn_cuda_conv_stem_refusal(&p, 0)
+                      : kind == LAUNCH_STEM_STORE ? cdnn_cuda_conv_stem_store_refusal(&p, 0)
                                                   : NULL;
     return why ? sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%s", why) : CDNN_STATUS_SUCCESS;
 }
@@ -209,10 +228,13 @@ static int launch_kind(const sdk_kpack_kv_t *m, int32_t n)
     const char *maps = kernel_metadata(m, n, "tensor_maps");
     const char *epilogue = kernel_metadata(m, n, "epilogue");
     const char *stem = kernel_metadata(m, n, "stem");
+    int store = epilogue && strcmp(epilogue, "tma_store") == 0;
     if (stem && strcmp(stem, "1") == 0)
-        return LAUNCH_STEM;
+        return store ? LAUNCH_STEM_STORE : LAUNCH_STEM;
     if (maps && strcmp(maps, "1") == 0)
-        return epilogue && strcmp(epilogue, "direct") == 0 ? LAUNCH_TMA_DIRECT : LAUNCH_TMA;
+        return store ? LAUNCH_TMA_STORE
+               : epilogue && strcmp(epilogue, "direct") == 0 ? LAUNCH_TMA_DIRECT
+                                                             : LAUNCH_TMA;
     return LAUNCH_PLAIN;
 }
 
@@ -222,7 +244,7 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
 {
     (void)threads; /* a grid, not host threads */
     int kind = launch_kind(metadata, metadata_count);
-    int64_t *v = calloc(V_TMA_COUNT, sizeof *v);
+    int64_t *v = calloc(V_TMA_STORE_COUNT, sizeof *v);
     if (!v)
         return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     cdnn_status_t st = derive_into(v, g, metadata, metadata_count, kind);
@@ -231,7 +253,10 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
         return st;
     }
     *values = v;
-    *count = kind == LAUNCH_STEM ? V_STEM_COUNT : kind == LAUNCH_PLAIN ? V_COUNT : V_TMA_COUNT;
+    *count = kind == LAUNCH_STEM || kind == LAUNCH_STEM_STORE ? V_STEM_COUNT
+             : kind == LAUNCH_PLAIN                          ? V_COUNT
+             : kind == LAUNCH_TMA_STORE                      ? V_TMA_STORE_COUNT
+                                                             : V_TMA_COUNT;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -275,14 +300,16 @@ static cdnn_status_t params_of(const int64_t *v, const cdnn_exec_args_t *args,
  * pointers, encoded with the device's context current (the driver refuses
  * without one, and the calling thread need not have it). */
 static cdnn_status_t tma_params_of(const launch_t *l, const cdnn_exec_args_t *args,
-                                   cdnn_cuda_conv_tma_params_t *t)
+                                   cdnn_cuda_conv_tma_store_params_t *ts, int store)
 {
     const int64_t *v = l->values;
-    memset(t, 0, sizeof *t);
+    cdnn_cuda_conv_tma_params_t *t = &ts->tma;
+    memset(ts, 0, sizeof *ts);
     cdnn_status_t st = params_of(v, args, &t->conv);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    const char *why = cdnn_cuda_conv_tma_refusal(&t->conv, 1);
+    const char *why = store ? cdnn_cuda_conv_store_refusal(&t->conv, 1)
+                            : cdnn_cuda_conv_tma_refusal(&t->conv, 1);
     if (why)
         return sdk_fail(CDNN_STATUS_BAD_PARAM, "kernel %s: %s", l->kernel_id, why);
     if ((st = cuda_code_enter(l->cuda)) != CDNN_STATUS_SUCCESS)
@@ -290,26 +317,55 @@ static cdnn_status_t tma_params_of(const launch_t *l, const cdnn_exec_args_t *ar
     int r = cdnn_cuda_conv_tma_encode(t, (int)v[V_TMA_TILE_M], (int)v[V_TMA_TILE_N],
                                       l->cuda->cu->tensor_map_encode_im2col,
                                       l->cuda->cu->tensor_map_encode_tiled);
+    if (r == 0 && store)
+        r = cdnn_cuda_conv_encode_y_map(&ts->y_map, &t->conv, t->gemm.m, t->gemm.c_row_stride,
+                                        1, 0, l->cuda->cu->tensor_map_encode_tiled);
     cuda_code_leave(l->cuda);
     return r == SDK_CU_SUCCESS ? CDNN_STATUS_SUCCESS
                                : cuda_failed(l->cuda, CDNN_STATUS_EXECUTION_FAILED, r,
                                              "cuTensorMapEncodeIm2col/Tiled");
 }
 
+/* A stem kernel's params; with TMA stores, y's map (dims {k, q, n * p}). */
+static cdnn_status_t stem_params_of(const launch_t *l, const cdnn_exec_args_t *args,
+                                    cdnn_cuda_conv_stem_store_params_t *s, int store)
+{
+    memset(s, 0, sizeof *s);
+    cdnn_status_t st = params_of(l->values, args, &s->conv);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
+    const cdnn_cuda_conv_params_t *p = &s->conv;
+    const char *why = store ? cdnn_cuda_conv_stem_store_refusal(p, 1)
+                            : cdnn_cuda_conv_stem_refusal(p, 1);
+    if (why)
+        return sdk_fail(CDNN_STATUS_BAD_PARAM, "kernel %s: %s", l->kernel_id, why);
+    if (!store)
+        return CDNN_STATUS_SUCCESS;
+    if ((st = cuda_code_enter(l->cuda)) != CDNN_STATUS_SUCCESS)
+        return st;
+    int r = cdnn_cuda_conv_encode_y_map(&s->y_map, p, p->q, p->y_strides[2], p->n * p->p,
+                                        p->y_strides[1], l->cuda->cu->tensor_map_encode_tiled);
+    cuda_code_leave(l->cuda);
+    return r == SDK_CU_SUCCESS ? CDNN_STATUS_SUCCESS
+                               : cuda_failed(l->cuda, CDNN_STATUS_EXECUTION_FAILED, r,
+                                             "cuTensorMapEncodeTiled");
+}
+
 static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
 {
-    /* The plain params, or them followed by the GEMM and the maps. */
-    cdnn_cuda_conv_tma_params_t t;
+    /* The plain params; or them followed by the GEMM and the maps (and
+     * y's map); or, for the stem, by y's map. */
+    cdnn_cuda_conv_tma_store_params_t t;
+    cdnn_cuda_conv_stem_store_params_t s;
     const int64_t *v = l->values;
-    const int tma = l->value_count == V_TMA_COUNT;
-    const int stem = l->value_count == V_STEM_COUNT && v[V_STEM_MARK] == STEM_MARK;
-    void *params[] = {&t.conv};
-    cdnn_status_t st = tma ? tma_params_of(l, args, &t) : params_of(v, args, &t.conv);
-    if (st == CDNN_STATUS_SUCCESS && stem) {
-        const char *why = cdnn_cuda_conv_stem_refusal(&t.conv, 1);
-        if (why)
-            st = sdk_fail(CDNN_STATUS_BAD_PARAM, "kernel %s: %s", l->kernel_id, why);
-    }
+    const int store = l->value_count == V_TMA_STORE_COUNT && v[V_TMA_STORE_MARK] == TMA_STORE_MARK;
+    const int tma = l->value_count == V_TMA_COUNT || store;
+    const int64_t mark = l->value_count == V_STEM_COUNT ? v[V_STEM_MARK] : 0;
+    const int stem = mark == STEM_MARK || mark == STEM_STORE_MARK;
+    void *params[] = {stem ? (void *)&s : (void *)&t};
+    cdnn_status_t st = tma    ? tma_params_of(l, args, &t, store)
+                       : stem ? stem_params_of(l, args, &s, mark == STEM_STORE_MARK)
+                              : params_of(v, args, &t.tma.conv);
     unsigned grid[3] = {(unsigned)v[V_GRID_X], (unsigned)v[V_GRID_Y], 1};
     if ((tma || stem) && l->cuda->multiprocessors > 0 &&
         grid[0] > (unsigned)l->cuda->multiprocessors)

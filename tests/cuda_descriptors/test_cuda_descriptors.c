@@ -271,6 +271,42 @@ static void conv_wgmma_direct(int tm, int tn, int stages)
 }
 #endif
 
+#ifdef CDNN_CUDA_CONV_WGMMA_STORE_CONFIGS
+/* The same with the TMA-store epilogue (epilogue=tma_store), its own smem. */
+static void conv_wgmma_store(int tm, int tn, int stages)
+{
+    static const char *const dtypes[] = {"f16", "bf16"};
+    for (int i = 0; i < 2; i++) {
+        truth_t *t = new_truth("cuda-conv-v1", "conv_wgmma",
+                               "cdnn_cuda_conv_wgmma_store_%s_%dx%d", dtypes[i], tm, tn);
+        exact_text(t, "dtype", dtypes[i]);
+        exact(t, "tile_m", tm);
+        exact(t, "tile_n", tn);
+        exact(t, "threads", CDNN_CUDA_MATMUL_WGMMA_THREADS);
+        exact(t, "smem", CDNN_CUDA_CONV_WGMMA_STORE_SMEM(tm, tn, stages));
+        exact(t, "tensor_maps", 1);
+        exact_text(t, "epilogue", "tma_store");
+    }
+}
+
+/* The stem with the TMA-store epilogue. */
+static void conv_stem_store(void)
+{
+    static const char *const dtypes[] = {"f16", "bf16"};
+    for (int i = 0; i < 2; i++) {
+        truth_t *t = new_truth("cuda-conv-v1", "conv_wgmma", "cdnn_cuda_conv_stem_store_%s",
+                               dtypes[i]);
+        exact_text(t, "dtype", dtypes[i]);
+        exact(t, "tile_m", CDNN_CUDA_CONV_STEM_TILE_M);
+        exact(t, "tile_n", CDNN_CUDA_CONV_STEM_TILE_N);
+        exact(t, "threads", CDNN_CUDA_CONV_STEM_THREADS);
+        exact(t, "smem", CDNN_CUDA_CONV_STEM_STORE_SMEM);
+        exact(t, "stem", 1);
+        exact_text(t, "epilogue", "tma_store");
+    }
+}
+#endif
+
 #ifdef CDNN_CUDA_CONV_STEM_SMEM
 /* The stem kernels (conv_wgmma.cu, stem=1): a tile per output row. */
 static void conv_stem(void)
@@ -390,6 +426,12 @@ static void make_truths(void)
 #endif
 #ifdef CDNN_CUDA_CONV_STEM_SMEM
     conv_stem();
+#endif
+#ifdef CDNN_CUDA_CONV_WGMMA_STORE_CONFIGS
+#define CONV_WGMMA_STORE(tm, tn, stages) conv_wgmma_store(tm, tn, stages);
+    CDNN_CUDA_CONV_WGMMA_STORE_CONFIGS(CONV_WGMMA_STORE)
+#undef CONV_WGMMA_STORE
+    conv_stem_store();
 #endif
     /* __launch_bounds__(256); the handler picks the grid. */
     truth_t *t = new_truth("cuda-pointwise-v1", "pointwise", "cdnn_cuda_pointwise");

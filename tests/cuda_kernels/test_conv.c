@@ -101,9 +101,10 @@ static int64_t w_strides(const conv_case_t *c, int64_t s[4]) {
 }
 
 /* Case c (the i-th of its table: output type, bias and activation vary
- * with i) for the kernel. */
+ * with i) for the kernel.  store_layout: y as the TMA-store kernels take it
+ * (f16 or bf16, a padded pixel a multiple of 8 elements). */
 static void conv_prepare_case(const gpu_t *gpu, rng_t *rng, const conv_kernel_t *kernel,
-                              const conv_case_t *c, int i, conv_run_t *r) {
+                              const conv_case_t *c, int i, int store_layout, conv_run_t *r) {
     static const int32_t out_types[] = {CDNN_CUDA_F32, CDNN_CUDA_BF16, CDNN_CUDA_F16};
     cdnn_cuda_conv_params_t *p = &r->p;
     memset(r, 0, sizeof *r);
@@ -116,7 +117,11 @@ static void conv_prepare_case(const gpu_t *gpu, rng_t *rng, const conv_kernel_t 
         .x_type = kernel->type, .w_type = kernel->type, .y_type = out_types[i % 3],
         .bias_type = out_types[(i + 1) % 3], .activation = i % 6};
     const int64_t x_span = x_strides(c, p->x_strides), w_span = w_strides(c, p->w_strides);
-    const int64_t y_pitch = c->y_pitched ? c->k + 3 : c->k;
+    if (store_layout)
+        p->y_type = i % 2 ? CDNN_CUDA_BF16 : CDNN_CUDA_F16;
+    int64_t y_pitch = c->y_pitched ? c->k + 3 : c->k;
+    if (store_layout && c->y_pitched)
+        y_pitch = (y_pitch + 7) / 8 * 8;
     p->y_strides[3] = 1, p->y_strides[2] = y_pitch, p->y_strides[1] = p->q * y_pitch;
     p->y_strides[0] = p->p * p->y_strides[1];
     r->x = tensor_random(gpu, rng, p->x_type, x_span, -1, 1);
@@ -136,7 +141,7 @@ static void conv_prepare_case(const gpu_t *gpu, rng_t *rng, const conv_kernel_t 
 /* The f64 sum of output element (b, i, j, f), and its magnitude. */
 static void conv_prepare(const gpu_t *gpu, rng_t *rng, const conv_kernel_t *kernel, int i,
                          conv_run_t *r) {
-    conv_prepare_case(gpu, rng, kernel, &cases[i], i, r);
+    conv_prepare_case(gpu, rng, kernel, &cases[i], i, 0, r);
 }
 
 static double conv_sum(const conv_run_t *r, int64_t b, int64_t i, int64_t j, int64_t f,
@@ -247,8 +252,10 @@ static const conv_case_t tma_cases[] = {
 };
 #define TMA_CASE_COUNT ((int)(sizeof tma_cases / sizeof tma_cases[0]))
 
+enum { EPILOGUE_BUFFERED, EPILOGUE_DIRECT, EPILOGUE_TMA_STORE };
+
 static void conv_tma_run_kernel(test_state_t *state, sdk_cu_module module,
-                                const conv_kernel_t *kernel, int direct) {
+                                const conv_kernel_t *kernel, int epilogue) {
     const gpu_t *gpu = state->gpu;
     sdk_cu_function fn = gpu_function(gpu, module, kernel->symbol);
     gpu_check(gpu, gpu->cu->func_set_attribute(fn, GPU_FUNC_MAX_DYNAMIC_SHARED, (int)kernel->smem),
@@ -256,26 +263,42 @@ static void conv_tma_run_kernel(test_state_t *state, sdk_cu_module module,
     check_t check = {0};
     for (int i = 0; i < TMA_CASE_COUNT; ++i) {
         conv_run_t r;
-        conv_prepare_case(gpu, &state->rng, kernel, &tma_cases[i], i, &r);
-        cdnn_cuda_conv_tma_params_t t;
-        memset(&t, 0, sizeof t);
-        t.conv = r.p;
-        const char *why = direct ? cdnn_cuda_conv_direct_refusal(&t.conv, 1)
-                                 : cdnn_cuda_conv_tma_refusal(&t.conv, 1);
+        conv_prepare_case(gpu, &state->rng, kernel, &tma_cases[i], i,
+                          epilogue == EPILOGUE_TMA_STORE, &r);
+        cdnn_cuda_conv_tma_store_params_t ts;
+        cdnn_cuda_conv_tma_params_t *tp = &ts.tma;
+        memset(&ts, 0, sizeof ts);
+        tp->conv = r.p;
+        const char *why = epilogue == EPILOGUE_DIRECT ? cdnn_cuda_conv_direct_refusal(&r.p, 1)
+                          : epilogue == EPILOGUE_TMA_STORE ? cdnn_cuda_conv_store_refusal(&r.p, 1)
+                                                           : cdnn_cuda_conv_tma_refusal(&r.p, 1);
+        if (epilogue == EPILOGUE_TMA_STORE && r.p.k % 8 != 0) { /* must be refused */
+            if (!why) {
+                printf("FAIL %s case %d: k %lld taken\n", kernel->symbol, i, (long long)r.p.k);
+                check.bad++;
+            }
+            conv_release(gpu, &r);
+            continue;
+        }
         if (why) {
             printf("FAIL %s case %d: the test's layout is refused: %s\n", kernel->symbol, i, why);
             check.bad++;
             conv_release(gpu, &r);
             continue;
         }
-        gpu_check(gpu, cdnn_cuda_conv_tma_encode(&t, kernel->tile_m, kernel->tile_n,
+        gpu_check(gpu, cdnn_cuda_conv_tma_encode(tp, kernel->tile_m, kernel->tile_n,
                                                  gpu->cu->tensor_map_encode_im2col,
                                                  gpu->cu->tensor_map_encode_tiled),
                   "cuTensorMapEncodeIm2col/Tiled");
+        if (epilogue == EPILOGUE_TMA_STORE)
+            gpu_check(gpu, cdnn_cuda_conv_encode_y_map(&ts.y_map, &r.p, tp->gemm.m,
+                                                       tp->gemm.c_row_stride, 1, 0,
+                                                       gpu->cu->tensor_map_encode_tiled),
+                      "cuTensorMapEncodeTiled (y)");
         const int64_t tiles = ((r.p.k + kernel->tile_n - 1) / kernel->tile_n) *
                               ((r.p.n * r.p.p * r.p.q + kernel->tile_m - 1) / kernel->tile_m);
         const int64_t blocks = i % 3 == 0 || tiles < 1 + i % 4 ? tiles : 1 + i % 4;
-        gpu_launch(gpu, fn, (unsigned)blocks, 1, 1, (unsigned)kernel->threads, kernel->smem, &t);
+        gpu_launch(gpu, fn, (unsigned)blocks, 1, 1, (unsigned)kernel->threads, kernel->smem, &ts);
         gpu_sync(gpu);
         tensor_fetch(gpu, &r.y);
         conv_compare(&r, &r.y, &check);
@@ -331,7 +354,7 @@ static const conv_case_t stem_cases[] = {
 #define STEM_CASE_COUNT ((int)(sizeof stem_cases / sizeof stem_cases[0]))
 
 static void conv_stem_run_kernel(test_state_t *state, sdk_cu_module module,
-                                 const conv_kernel_t *kernel) {
+                                 const conv_kernel_t *kernel, int store) {
     const gpu_t *gpu = state->gpu;
     sdk_cu_function fn = gpu_function(gpu, module, kernel->symbol);
     gpu_check(gpu, gpu->cu->func_set_attribute(fn, GPU_FUNC_MAX_DYNAMIC_SHARED, (int)kernel->smem),
@@ -339,8 +362,17 @@ static void conv_stem_run_kernel(test_state_t *state, sdk_cu_module module,
     check_t check = {0};
     for (int i = 0; i < STEM_CASE_COUNT; ++i) {
         conv_run_t r;
-        conv_prepare_case(gpu, &state->rng, kernel, &stem_cases[i], i, &r);
-        const char *why = cdnn_cuda_conv_stem_refusal(&r.p, 1);
+        conv_prepare_case(gpu, &state->rng, kernel, &stem_cases[i], i, store, &r);
+        const char *why = store ? cdnn_cuda_conv_stem_store_refusal(&r.p, 1)
+                                : cdnn_cuda_conv_stem_refusal(&r.p, 1);
+        if (store && r.p.k % 8 != 0) { /* the TMA stores must refuse it */
+            if (!why) {
+                printf("FAIL %s case %d: k %lld taken\n", kernel->symbol, i, (long long)r.p.k);
+                check.bad++;
+            }
+            conv_release(gpu, &r);
+            continue;
+        }
         if (why) {
             printf("FAIL %s case %d: the test's layout is refused: %s\n", kernel->symbol, i, why);
             check.bad++;
@@ -349,7 +381,15 @@ static void conv_stem_run_kernel(test_state_t *state, sdk_cu_module module,
         }
         const int64_t tiles = r.p.n * r.p.p;
         const int64_t blocks = i % 2 || tiles < 1 + i % 3 ? tiles : 1 + i % 3;
-        gpu_launch(gpu, fn, (unsigned)blocks, 1, 1, (unsigned)kernel->threads, kernel->smem, &r.p);
+        cdnn_cuda_conv_stem_store_params_t sp;
+        memset(&sp, 0, sizeof sp);
+        sp.conv = r.p;
+        if (store)
+            gpu_check(gpu, cdnn_cuda_conv_encode_y_map(&sp.y_map, &r.p, r.p.q, r.p.y_strides[2],
+                                                       r.p.n * r.p.p, r.p.y_strides[1],
+                                                       gpu->cu->tensor_map_encode_tiled),
+                      "cuTensorMapEncodeTiled (y)");
+        gpu_launch(gpu, fn, (unsigned)blocks, 1, 1, (unsigned)kernel->threads, kernel->smem, &sp);
         gpu_sync(gpu);
         tensor_fetch(gpu, &r.y);
         conv_compare(&r, &r.y, &check);
@@ -395,7 +435,7 @@ void test_conv_wgmma(test_state_t *state, sdk_cu_module module) {
                            .smem = CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages)};                \
         snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_wgmma_%s_%dx%d", d ? "bf16" : "f16", \
                  tm, tn);                                                                       \
-        conv_tma_run_kernel(state, module, &k, 0);                                              \
+        conv_tma_run_kernel(state, module, &k, EPILOGUE_BUFFERED);                                              \
     }
     CDNN_CUDA_CONV_WGMMA_CONFIGS(CONV_WGMMA_KERNELS)
 #undef CONV_WGMMA_KERNELS
@@ -408,18 +448,35 @@ void test_conv_wgmma(test_state_t *state, sdk_cu_module module) {
                            .smem = CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages)};                \
         snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_wgmma_direct_%s_%dx%d",              \
                  d ? "bf16" : "f16", tm, tn);                                                   \
-        conv_tma_run_kernel(state, module, &k, 1);                                              \
+        conv_tma_run_kernel(state, module, &k, EPILOGUE_DIRECT);                                              \
     }
     CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS(CONV_WGMMA_DIRECT_KERNELS)
 #undef CONV_WGMMA_DIRECT_KERNELS
-    conv_stem_refusals(state);
-    for (int d = 0; d < 2; ++d) {
-        conv_kernel_t k = {.type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16,
-                           .tile_m = CDNN_CUDA_CONV_STEM_TILE_M,
-                           .tile_n = CDNN_CUDA_CONV_STEM_TILE_N,
-                           .threads = CDNN_CUDA_CONV_STEM_THREADS,
-                           .smem = CDNN_CUDA_CONV_STEM_SMEM};
-        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_stem_%s", d ? "bf16" : "f16");
-        conv_stem_run_kernel(state, module, &k);
+    /* The TMA-store epilogue (v4): the same cases, y f16 or bf16 (packed,
+     * or pixels padded to a multiple of 8), filter tails (96) clipped by TMA;
+     * k not a multiple of 8 (130) must be refused. */
+#define CONV_WGMMA_STORE_KERNELS(tm, tn, stages)                                                \
+    for (int d = 0; d < 2; ++d) {                                                               \
+        conv_kernel_t k = {.type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,             \
+                           .tile_n = tn, .threads = CDNN_CUDA_MATMUL_WGMMA_THREADS,              \
+                           .smem = CDNN_CUDA_CONV_WGMMA_STORE_SMEM(tm, tn, stages)};            \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_wgmma_store_%s_%dx%d",               \
+                 d ? "bf16" : "f16", tm, tn);                                                   \
+        conv_tma_run_kernel(state, module, &k, EPILOGUE_TMA_STORE);                             \
     }
+    CDNN_CUDA_CONV_WGMMA_STORE_CONFIGS(CONV_WGMMA_STORE_KERNELS)
+#undef CONV_WGMMA_STORE_KERNELS
+    conv_stem_refusals(state);
+    for (int store = 0; store < 2; ++store)
+        for (int d = 0; d < 2; ++d) {
+            conv_kernel_t k = {.type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16,
+                               .tile_m = CDNN_CUDA_CONV_STEM_TILE_M,
+                               .tile_n = CDNN_CUDA_CONV_STEM_TILE_N,
+                               .threads = CDNN_CUDA_CONV_STEM_THREADS,
+                               .smem = store ? CDNN_CUDA_CONV_STEM_STORE_SMEM
+                                             : CDNN_CUDA_CONV_STEM_SMEM};
+            snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_stem_%s%s", store ? "store_" : "",
+                     d ? "bf16" : "f16");
+            conv_stem_run_kernel(state, module, &k, store);
+        }
 }
