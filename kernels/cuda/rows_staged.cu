@@ -67,6 +67,23 @@ struct Group {
     __device__ __forceinline__ float max(float v) const {
         return G == 32 ? warp_max(v) : block_reduce<true>(v, scratch);
     }
+    // Two sums at once: one exchange through shared memory for a block.
+    __device__ __forceinline__ void sum2(float &a, float &b) const {
+        static_assert(G <= 512, "a block's warps fit half the scratch");
+        a = warp_sum(a);
+        b = warp_sum(b);
+        if (G == 32)
+            return;
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        __syncthreads(); // scratch may still be read by a previous reduction
+        if (lane == 0) {
+            scratch[warp] = a;
+            scratch[16 + warp] = b;
+        }
+        __syncthreads();
+        a = warp_sum(lane < G / 32 ? scratch[lane] : 0.0f);
+        b = warp_sum(lane < G / 32 ? scratch[16 + lane] : 0.0f);
+    }
 };
 
 // A staged row of x (type XT): 16-byte pieces of kPer elements in shared
@@ -186,34 +203,41 @@ __device__ __forceinline__ void norm_row(const Group<G> &g, const Staged<XT> &r,
         }
         second = g.sum(squares) * inv_cols;
     } else {
-        float sum = 0.0f;
-#pragma unroll 2
-        for (int v = g.rank; v < r.pieces; v += G) {
-            float x[8];
-            r.get(v, x);
-            sum += piece_sum<kPer>(x);
-        }
-        mean = g.sum(sum) * inv_cols;
-        float squares = 0.0f; // deviations from the mean, padding left out
+        // One sweep: the sums of d = x - shift and of d^2, shift the row's
+        // first element, so that E[d^2] - E[d]^2 does not cancel when the
+        // mean is large against the spread (the error grows only with how
+        // far that element lies from the mean, in standard deviations).
+        // The last piece's padding is left out.
+        float head[8];
+        r.get(0, head);
+        const float shift = head[0];
+        float sum = 0.0f, squares = 0.0f;
 #pragma unroll 2
         for (int v = g.rank; v < r.full; v += G) {
-            float x[8];
-            r.get(v, x);
+            float d[8], d2[8];
+            r.get(v, d);
 #pragma unroll
-            for (int e = 0; e < kPer; ++e)
-                x[e] = (x[e] - mean) * (x[e] - mean);
-            squares += piece_sum<kPer>(x);
+            for (int e = 0; e < kPer; ++e) {
+                d[e] -= shift;
+                d2[e] = d[e] * d[e];
+            }
+            sum += piece_sum<kPer>(d);
+            squares += piece_sum<kPer>(d2);
         }
         if (r.full < r.pieces && g.rank == r.full % G) {
             float x[8];
             r.get(r.full, x);
 #pragma unroll
             for (int e = 0; e < kPer; ++e) {
-                const float d = int64_t(r.full) * kPer + e < r.cols ? x[e] - mean : 0.0f;
+                const float d = int64_t(r.full) * kPer + e < r.cols ? x[e] - shift : 0.0f;
+                sum += d;
                 squares = fmaf(d, d, squares);
             }
         }
-        second = g.sum(squares) * inv_cols;
+        g.sum2(sum, squares);
+        const float mean_d = sum * inv_cols;
+        mean = shift + mean_d;
+        second = fmaxf(fmaf(-mean_d, mean_d, squares * inv_cols), 0.0f);
     }
     const float inv_std = rsqrtf(second + p.epsilon);
     // The output sweep: the scale and shift from the block's copy in
