@@ -4,7 +4,10 @@
 # Here (no GPU):   scripts/gpu-check.sh stage
 #   builds (in $BUILD, default build/), then copies the build, the CUDA
 #   code objects and the shared library the device machine lacks (cmocka) into
-#   $STAGE (default .gpu-stage/; ignored by git; carry it).
+#   $STAGE (default .gpu-stage/; ignored by git) and packs it into one archive,
+#   $STAGE.tar.xz: carry that (the code objects and the pack that holds them
+#   again come to ~115 MB, past the 64 MiB a device call carries; xz makes
+#   them ~8 MB).
 # There (GPU):     scripts/gpu-check.sh run
 #   runs the CUDA handle checks, the unit tests that do not need this
 #   checkout's absolute paths, the demo, the CUDA kernel tests (also under
@@ -31,11 +34,17 @@ if [ "${1:-}" = stage ]; then
         path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
         [ -n "$path" ] && cp -L "$path" "$stage/lib/"
     done
-    echo "staged $(du -sh "$stage" | cut -f1) in $stage"
+    tar -cf - "$stage" | xz -T2 -6 > "$stage.tar.xz.tmp"
+    mv "$stage.tar.xz.tmp" "$stage.tar.xz"
+    echo "staged $(du -sh "$stage" | cut -f1) in $stage, $(du -sh "$stage.tar.xz" | cut -f1) in $stage.tar.xz"
     exit 0
 fi
 
 [ "${1:-}" = run ] || { echo "usage: $0 stage|run" >&2; exit 2; }
+# The stage travels as its archive; unpack it where only that came.
+if [ ! -d "$stage" ] && [ -f "$stage.tar.xz" ]; then
+    xz -dc "$stage.tar.xz" | tar -xf -
+fi
 export LD_LIBRARY_PATH="$PWD/$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=${OUT:-/tmp}
 results=""
