@@ -143,6 +143,7 @@ static void unset_switches(void)
     unsetenv("PLANTED_CREATE_US");
     unsetenv("ASYNC_COSTS_SWAPPED");
     unsetenv("ASYNC_NO_TIMER");
+    unsetenv("ASYNC_HEATING");
 }
 
 static int setup(void **state)
@@ -1291,6 +1292,28 @@ static void test_async_faster_wins(void **state)
     assert_async_choice("async:slow", "async:fast", 1000, "device");
 }
 
+/* A device that slows as it works (ASYNC_HEATING): the candidates are
+ * timed in interleaved rounds, so async:fast (1000 us of work against
+ * async:slow's 1300) still wins although async:slow is timed first; timed
+ * one after the other, async:slow would be measured on the cooler device
+ * and win by ~30%. */
+static void test_async_heating_device_ranks_by_work(void **state)
+{
+    (void)state;
+    setenv("ASYNC_HEATING", "1", 1);
+    cdnn_handle_t *h = open_async_handle();
+    cdnn_graph_t *g = identity_graph(3, 5);
+    build_benchmarking(g, h);
+    OK(execute_small(g, h, 1));
+    candidates_t c = candidates_of(g);
+    assert_int_equal(c.count, 2);
+    if (strcmp(c.r[0].name, "async:fast") != 0)
+        fail_msg("%s ranked first (%.0f us) over %s (%.0f us)", c.r[0].name, c.r[0].median_us,
+                 c.r[1].name, c.r[1].median_us);
+    destroy_graph(g);
+    close_handle(h);
+}
+
 /* Without time_execute: the host clock, around execute and synchronize
  * (async:fast's 300 us enqueue and 1000 us work). */
 static void test_async_host_clock_synchronizes(void **state)
@@ -1496,6 +1519,7 @@ int main(void)
         TEST(test_compaction_loses_no_appended_record),
         TEST(test_async_slower_loses),
         TEST(test_async_faster_wins),
+        TEST(test_async_heating_device_ranks_by_work),
         TEST(test_async_host_clock_synchronizes),
         TEST(test_async_eight_threads_see_outputs),
         TEST(test_environment_switches),

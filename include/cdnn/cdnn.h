@@ -1158,10 +1158,13 @@ CDNN_API cdnn_status_t cdnn_build_options_set_knob(cdnn_build_options_t *opts,
                                                    int64_t value);
 
 /**
- * Called during a benchmarking plan's choosing execute, after each
- * candidate is timed: index of count, the candidate's name ("cpu:blas_conv"
- * or "cpu:blas_conv [cpu.threads.count=1]"), its median time.  From the
- * executing thread; must not call back into the graph.
+ * Called during a benchmarking plan's choosing execute, once for each
+ * candidate when the timing is done (candidates are timed in interleaved
+ * rounds, a sample of each in turn, so that a clock drifting as the device
+ * heats weighs on all alike): index of count, the candidate's name
+ * ("cpu:blas_conv" or "cpu:blas_conv [cpu.threads.count=1]"), its median
+ * time (negative: it failed and was passed over).  From the executing
+ * thread; must not call back into the graph.
  */
 typedef void (*cdnn_progress_fn)(int32_t index, int32_t count,
                                  const char *candidate, double median_us,

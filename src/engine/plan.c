@@ -16,11 +16,16 @@
 #include "engine/winner_cache.h"
 #include "graph/graph.h"
 
-/* How candidates are timed: one warm-up run, then timed samples until both
- * minima are met or the sample cap is reached; the median is robust to the
- * odd preempted run.  A run shorter than BENCH_MIN_SAMPLE_SECONDS is timed
- * in batches of runs, so that the clock's cost and, on a GPU, the launch
- * gap before the first run stay small beside what is measured. */
+/* How candidates are timed: one warm-up run each, then rounds in which
+ * every candidate takes one timed sample in turn, until each has met both
+ * minima or the sample cap; the median is robust to the odd preempted run.
+ * Rounds, not one candidate's samples after another's: a device's clock
+ * drifts as it heats (an H200 running 8192^3 GEMMs slows by ~7% within a
+ * second), and timed one after another the first candidates would be
+ * measured on a cooler, faster chip.  A run shorter than
+ * BENCH_MIN_SAMPLE_SECONDS is timed in batches of runs, so that the clock's
+ * cost and, on a GPU, the launch gap before the first run stay small beside
+ * what is measured. */
 #define BENCH_WARMUP_RUNS 1
 #define BENCH_MIN_SAMPLES 5
 #define BENCH_MAX_SAMPLES 100
@@ -241,27 +246,83 @@ static double median_of(double *values, int n)
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-/* Time one candidate: its median time per run, or a failure. */
-static cdnn_status_t time_candidate(candidate_t *c, const cdnn_exec_args_t *args)
+/* One candidate's samples while benchmark() goes round the candidates. */
+typedef struct {
+    double per_run[BENCH_MAX_SAMPLES];
+    double total;
+    int samples;
+    int32_t batch;
+    int failed;
+} timing_t;
+
+static int wants_sample(const timing_t *t)
 {
-    double per_run[BENCH_MAX_SAMPLES], warmup = 0, total = 0;
-    cdnn_status_t st = time_runs(c, args, BENCH_WARMUP_RUNS, &warmup);
-    int32_t batch = batch_for(warmup / BENCH_WARMUP_RUNS);
-    int samples = 0;
-    while (st == CDNN_STATUS_SUCCESS && samples < BENCH_MAX_SAMPLES &&
-           (samples < BENCH_MIN_SAMPLES || total < BENCH_MIN_SECONDS)) {
-        double seconds = 0;
-        st = time_runs(c, args, batch, &seconds);
-        per_run[samples++] = seconds / batch;
-        total += seconds;
+    return !t->failed && t->samples < BENCH_MAX_SAMPLES &&
+           (t->samples < BENCH_MIN_SAMPLES || t->total < BENCH_MIN_SECONDS);
+}
+
+/* Marks t failed, saying why while the error is c's. */
+static void pass_over(const candidate_t *c, timing_t *t)
+{
+    t->failed = 1;
+    cdnn_log(CDNN_LOG_WARNING, "benchmarking: candidate %s failed and is passed over: %s",
+             c->label, cdnn_last_error());
+}
+
+static void warm_up(const candidate_t *c, const cdnn_exec_args_t *args, timing_t *t)
+{
+    double seconds = 0;
+    if (time_runs(c, args, BENCH_WARMUP_RUNS, &seconds) != CDNN_STATUS_SUCCESS)
+        pass_over(c, t);
+    else
+        t->batch = batch_for(seconds / BENCH_WARMUP_RUNS);
+}
+
+static void take_sample(const candidate_t *c, const cdnn_exec_args_t *args, timing_t *t)
+{
+    double seconds = 0;
+    if (time_runs(c, args, t->batch, &seconds) != CDNN_STATUS_SUCCESS) {
+        pass_over(c, t);
+        return;
     }
-    if (st != CDNN_STATUS_SUCCESS)
-        return st;
-    c->median_us = 1e6 * median_of(per_run, samples);
-    c->runs = samples * batch;
+    t->per_run[t->samples++] = seconds / t->batch;
+    t->total += seconds;
+}
+
+/* c's median time per run from its samples (left < 0 if it failed). */
+static void record_timing(candidate_t *c, timing_t *t)
+{
+    if (t->failed)
+        return;
+    c->median_us = 1e6 * median_of(t->per_run, t->samples);
+    c->runs = t->samples * t->batch;
     c->clock = PROVIDER_HAS(c->engine->provider->table, time_execute) ? TIMING_CLOCK_DEVICE
                                                                      : TIMING_CLOCK_HOST;
-    return CDNN_STATUS_SUCCESS;
+}
+
+/* Times every candidate in rounds (see BENCH_*); the number timed. */
+static int32_t time_candidates(plan_t *plan, const cdnn_exec_args_t *args, timing_t *timings)
+{
+    int32_t n = plan->candidate_count, timed = 0;
+    for (int32_t i = 0; i < n; i++)
+        warm_up(&plan->candidates[i], args, &timings[i]);
+    for (int more = 1; more;) {
+        more = 0;
+        for (int32_t i = 0; i < n; i++) {
+            if (!wants_sample(&timings[i]))
+                continue;
+            take_sample(&plan->candidates[i], args, &timings[i]);
+            more = 1;
+        }
+    }
+    for (int32_t i = 0; i < n; i++) {
+        candidate_t *c = &plan->candidates[i];
+        record_timing(c, &timings[i]);
+        timed += !timings[i].failed;
+        if (plan->progress)
+            plan->progress(i, n, c->label, c->median_us, plan->progress_user);
+    }
+    return timed;
 }
 
 static int compare_candidates(const void *a, const void *b)
@@ -277,18 +338,12 @@ static int compare_candidates(const void *a, const void *b)
  * reported and may be saved), and return the winner. */
 static cdnn_status_t benchmark(plan_t *plan, const cdnn_exec_args_t *args)
 {
-    int32_t timed = 0;
-    for (int32_t i = 0; i < plan->candidate_count; i++) {
-        candidate_t *c = &plan->candidates[i];
-        if (time_candidate(c, args) == CDNN_STATUS_SUCCESS)
-            timed++;
-        else
-            cdnn_log(CDNN_LOG_WARNING, "benchmarking: candidate %s failed and is "
-                     "passed over: %s", c->label, cdnn_last_error());
-        if (plan->progress)
-            plan->progress(i, plan->candidate_count, c->label, c->median_us,
-                           plan->progress_user);
-    }
+    timing_t *timings = calloc((size_t)plan->candidate_count, sizeof *timings);
+    if (!timings)
+        return cdnn_fail(CDNN_STATUS_ALLOC_FAILED, "benchmarking: out of memory for the "
+                         "samples of %d candidates", plan->candidate_count);
+    int32_t timed = time_candidates(plan, args, timings);
+    free(timings);
     if (timed == 0)
         return cdnn_fail(CDNN_STATUS_EXECUTION_FAILED, "benchmarking: every one of "
                          "the %d candidates failed; the log names each failure",

@@ -14,7 +14,10 @@
  *   async:fast  takes 300 us to enqueue; its work takes 1000 us
  *
  * With $ASYNC_COSTS_SWAPPED=1 at init the two trade costs, so async:slow
- * must win.  Either way the host clock around execute alone would time
+ * must win.  With $ASYNC_HEATING=1 the device heats as a GPU does: async:slow's
+ * work takes 1300 us, async:fast's 1000 us, and each job takes 5% longer
+ * per job finished before it -- timed one engine after the other, the first
+ * timed (async:slow) would look faster.  Either way the host clock around execute alone would time
  * the enqueue and rank the two backwards.
  *
  * synchronize (provider ABI 1.2) waits for every job queued before it.
@@ -44,6 +47,8 @@ static const async_engine_t async_engines[] = {
     {"async:fast", 300, 1000},
 };
 #define ENGINES ((int32_t)(sizeof async_engines / sizeof async_engines[0]))
+/* Each engine's work on a heating device (before the heat). */
+static const int64_t heating_work_us[ENGINES] = {1300, 1000};
 
 static _Thread_local const char *message = "";
 
@@ -86,6 +91,7 @@ typedef struct device {
     int64_t busy_ns; /* the worker's time on jobs, its clock */
     int stop;
     int swapped; /* $ASYNC_COSTS_SWAPPED=1 at init */
+    int heating; /* $ASYNC_HEATING=1 at init */
 } device_t;
 
 static device_t device = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -108,9 +114,11 @@ static void *work(void *arg)
     device_t *d = arg;
     pthread_mutex_lock(&d->lock);
     for (job_t *job; (job = next_job(d)) != NULL;) {
+        int64_t work_ns = d->heating ? job->work_ns + job->work_ns * (int64_t)d->finished / 20
+                                     : job->work_ns;
         pthread_mutex_unlock(&d->lock);
         int64_t start = nanoseconds_now();
-        sleep_ns(job->work_ns);
+        sleep_ns(work_ns);
         memcpy(job->y, job->x, job->bytes);
         int64_t spent = nanoseconds_now() - start;
         free(job);
@@ -161,6 +169,8 @@ static cdnn_status_t init(const cdnn_provider_host_t *host, void **state)
     (void)host;
     device.stop = 0;
     device.swapped = env_is_one("ASYNC_COSTS_SWAPPED");
+    device.heating = env_is_one("ASYNC_HEATING");
+    device.finished = device.queued = 0;
     if (pthread_create(&device.worker, NULL, work, &device) != 0) {
         message = "async: could not start the worker thread";
         return CDNN_STATUS_INTERNAL_ERROR;
@@ -230,7 +240,7 @@ static cdnn_status_t context_create(void *state, int32_t engine,
         &async_engines[ctx->device->swapped ? ENGINES - 1 - engine : engine];
     ctx->copy = identity_copy_of(g);
     ctx->enqueue_ns = costs->enqueue_us * 1000;
-    ctx->work_ns = costs->work_us * 1000;
+    ctx->work_ns = (ctx->device->heating ? heating_work_us[engine] : costs->work_us) * 1000;
     *context = ctx;
     return CDNN_STATUS_SUCCESS;
 }
