@@ -22,15 +22,21 @@
  * Rounds, not one candidate's samples after another's: a device's clock
  * drifts as it heats (an H200 running 8192^3 GEMMs slows by ~7% within a
  * second), and timed one after another the first candidates would be
- * measured on a cooler, faster chip.  A run shorter than
- * BENCH_MIN_SAMPLE_SECONDS is timed in batches of runs, so that the clock's
- * cost and, on a GPU, the launch gap before the first run stay small beside
- * what is measured. */
-#define BENCH_WARMUP_RUNS 1
+ * measured on a cooler, faster chip.  A run shorter than a sample's minimum
+ * is timed in batches of runs, so that the clock's cost and the launch gap
+ * before the first run stay small beside what is measured; the batch is
+ * sized by the second warm-up run, the first being slower.  By a device's
+ * clock a sample lasts at least 1 ms: what the first run after another
+ * candidate's pays (its code and data back into the caches) must be small
+ * beside it, and the device's clock counts no time the host thread lost.
+ * By the host clock, 50 us: a batch's mean would take in any preemption,
+ * where the median of short samples leaves it out. */
+#define BENCH_WARMUP_RUNS 2
 #define BENCH_MIN_SAMPLES 5
 #define BENCH_MAX_SAMPLES 100
 #define BENCH_MIN_SECONDS 0.02
-#define BENCH_MIN_SAMPLE_SECONDS 50e-6
+#define BENCH_MIN_SAMPLE_SECONDS_DEVICE 1e-3
+#define BENCH_MIN_SAMPLE_SECONDS_HOST 50e-6
 #define BENCH_MAX_BATCH 100
 
 cdnn_status_t plan_create(const cdnn_handle_t *h, plan_t **out)
@@ -224,12 +230,15 @@ static cdnn_status_t time_runs(const candidate_t *c, const cdnn_exec_args_t *arg
     return st;
 }
 
-/* Runs per sample for runs that take seconds_per_run each. */
-static int32_t batch_for(double seconds_per_run)
+/* Runs per sample of c, whose runs take seconds_per_run each. */
+static int32_t batch_for(const candidate_t *c, double seconds_per_run)
 {
-    if (seconds_per_run >= BENCH_MIN_SAMPLE_SECONDS)
+    double min_seconds = PROVIDER_HAS(c->engine->provider->table, time_execute)
+                             ? BENCH_MIN_SAMPLE_SECONDS_DEVICE
+                             : BENCH_MIN_SAMPLE_SECONDS_HOST;
+    if (seconds_per_run >= min_seconds)
         return 1;
-    double runs = ceil(BENCH_MIN_SAMPLE_SECONDS / fmax(seconds_per_run, 1e-9));
+    double runs = ceil(min_seconds / fmax(seconds_per_run, 1e-9));
     return runs < BENCH_MAX_BATCH ? (int32_t)runs : BENCH_MAX_BATCH;
 }
 
@@ -272,10 +281,13 @@ static void pass_over(const candidate_t *c, timing_t *t)
 static void warm_up(const candidate_t *c, const cdnn_exec_args_t *args, timing_t *t)
 {
     double seconds = 0;
-    if (time_runs(c, args, BENCH_WARMUP_RUNS, &seconds) != CDNN_STATUS_SUCCESS)
-        pass_over(c, t);
-    else
-        t->batch = batch_for(seconds / BENCH_WARMUP_RUNS);
+    for (int i = 0; i < BENCH_WARMUP_RUNS; i++) {
+        if (time_runs(c, args, 1, &seconds) != CDNN_STATUS_SUCCESS) {
+            pass_over(c, t);
+            return;
+        }
+    }
+    t->batch = batch_for(c, seconds);
 }
 
 static void take_sample(const candidate_t *c, const cdnn_exec_args_t *args, timing_t *t)
