@@ -159,12 +159,11 @@ __device__ __forceinline__ void finish_pairs_any(int32_t activation, const float
 #undef CDNN_FINISH_PAIRS
 }
 
-// A consumer warpgroup of the direct kernels: wgmma_gemm.cuh's consume
+// A consumer warpgroup of the direct kernels: wgmma_gemm.cuh's tile_k_loop
 // (the same ring protocol and k loop), finished by finish_pairs.
 template <int DType, int TileM, int TileN, int Stages>
 __device__ __forceinline__ void consume_direct(const cdnn_cuda_matmul_params_t &p,
                                                const Ring &ring, int consumer) {
-    using L = Layout<TileM, TileN, Stages>;
     constexpr int kSubTiles = TileM / kConsumers / 64;
     const int64_t k_steps = (p.k + kTileK - 1) / kTileK, tiles = tile_count<TileM, TileN>(p);
     const int row0 = consumer * 64 * kSubTiles;
@@ -174,36 +173,7 @@ __device__ __forceinline__ void consume_direct(const cdnn_cuda_matmul_params_t &
     int64_t step = 0;
     for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         const Tile tile = tile_at<TileM, TileN>(p, t);
-#pragma unroll
-        for (int st = 0; st < kSubTiles; ++st)
-#pragma unroll
-            for (int i = 0; i < TileN / 2; ++i)
-                acc[st][i] = 0.0f;
-        int previous = -1;
-        for (int64_t k = 0; k < k_steps; ++k, ++step) {
-            const int s = int(step % Stages);
-            barrier_wait(ring.full + 8 * s, uint32_t(step / Stages) & 1);
-            const uint32_t a_tile = ring.base + s * L::kStageBytes, b_tile = a_tile + L::kABytes;
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < kTileK / 16; ++kk) {
-                const uint64_t b = smem_descriptor(b_tile + kk * 32, 16, 1024);
-#pragma unroll
-                for (int st = 0; st < kSubTiles; ++st) {
-                    const uint64_t a = smem_descriptor(
-                        a_tile + (row0 + 64 * st) * kRowBytes + kk * 32, 16, 1024);
-                    wgmma_tile<DType, TileN, 0>(acc[st], a, b);
-                }
-            }
-            wgmma_commit();
-            wgmma_wait<1>();
-            if (previous >= 0 && lane == 0)
-                barrier_arrive(ring.empty + 8 * previous);
-            previous = s;
-        }
-        wgmma_wait<0>();
-        if (previous >= 0 && lane == 0)
-            barrier_arrive(ring.empty + 8 * previous);
+        tile_k_loop<DType, TileM, TileN, Stages, true, 1>(ring, row0, lane, k_steps, step, acc);
 #pragma unroll
         for (int st = 0; st < kSubTiles; ++st) {
             fence_registers(acc[st]);
@@ -357,12 +327,11 @@ __device__ __forceinline__ void store_block(const float (&acc)[TileN / 2], int c
     }
 }
 
-// A consumer warpgroup of the TMA-store kernels: consume_direct's k loop,
+// A consumer warpgroup of the TMA-store kernels: tile_k_loop (the k loop),
 // finished by store_block.
 template <int DType, int TileM, int TileN, int Stages>
 __device__ __forceinline__ void consume_store(const cdnn_cuda_conv_tma_store_params_t &params,
                                               const Ring &ring, int consumer, uint32_t buf) {
-    using L = Layout<TileM, TileN, Stages>;
     const cdnn_cuda_matmul_params_t &p = params.tma.gemm;
     constexpr int kSubTiles = TileM / kConsumers / 64;
     const int64_t k_steps = (p.k + kTileK - 1) / kTileK, tiles = tile_count<TileM, TileN>(p);
@@ -372,36 +341,7 @@ __device__ __forceinline__ void consume_store(const cdnn_cuda_conv_tma_store_par
     int64_t step = 0;
     for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         const Tile tile = tile_at<TileM, TileN>(p, t);
-#pragma unroll
-        for (int st = 0; st < kSubTiles; ++st)
-#pragma unroll
-            for (int i = 0; i < TileN / 2; ++i)
-                acc[st][i] = 0.0f;
-        int previous = -1;
-        for (int64_t k = 0; k < k_steps; ++k, ++step) {
-            const int s = int(step % Stages);
-            barrier_wait(ring.full + 8 * s, uint32_t(step / Stages) & 1);
-            const uint32_t a_tile = ring.base + s * L::kStageBytes, b_tile = a_tile + L::kABytes;
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < kTileK / 16; ++kk) {
-                const uint64_t b = smem_descriptor(b_tile + kk * 32, 16, 1024);
-#pragma unroll
-                for (int st = 0; st < kSubTiles; ++st) {
-                    const uint64_t a = smem_descriptor(
-                        a_tile + (row0 + 64 * st) * kRowBytes + kk * 32, 16, 1024);
-                    wgmma_tile<DType, TileN, 0>(acc[st], a, b);
-                }
-            }
-            wgmma_commit();
-            wgmma_wait<1>();
-            if (previous >= 0 && lane == 0)
-                barrier_arrive(ring.empty + 8 * previous);
-            previous = s;
-        }
-        wgmma_wait<0>();
-        if (previous >= 0 && lane == 0)
-            barrier_arrive(ring.empty + 8 * previous);
+        tile_k_loop<DType, TileM, TileN, Stages, true, 1>(ring, row0, lane, k_steps, step, acc);
 #pragma unroll
         for (int st = 0; st < kSubTiles; ++st) {
             fence_registers(acc[st]);

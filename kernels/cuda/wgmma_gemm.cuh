@@ -386,13 +386,63 @@ __device__ __forceinline__ void release_stage(uint32_t empty, int lane) {
     }
 }
 
+// A consumer warpgroup's k loop over one tile: its accumulators (rows
+// [row0, row0 + 64 * SubTiles) of the tile) zeroed, then per k step the
+// stage awaited, its wgmma issued, and the stage of the step before
+// released once its wgmma are done (one step in flight).  `step` counts
+// the ring's steps across tiles.  The GEMM's consumer and the convolution's
+// (conv_wgmma.cu) share it; they differ in their epilogues.
+template <int DType, int TileM, int TileN, int Stages, bool BKContiguous, int Cluster>
+__device__ __forceinline__ void tile_k_loop(const Ring &ring, int row0, int lane, int64_t k_steps,
+                                            int64_t &step,
+                                            float (&acc)[TileM / kConsumers / 64][TileN / 2]) {
+    using L = Layout<TileM, TileN, Stages>;
+    constexpr int kSubTiles = TileM / kConsumers / 64;
+#pragma unroll
+    for (int st = 0; st < kSubTiles; ++st)
+#pragma unroll
+        for (int i = 0; i < TileN / 2; ++i)
+            acc[st][i] = 0.0f;
+    int previous = -1;
+    for (int64_t k = 0; k < k_steps; ++k, ++step) {
+        const int s = int(step % Stages);
+        barrier_wait(ring.full + 8 * s, uint32_t(step / Stages) & 1);
+        const uint32_t a_tile = ring.base + s * L::kStageBytes, b_tile = a_tile + L::kABytes;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kTileK / 16; ++kk) {
+            // K-major B: 8-row groups 1024 bytes apart, k advances 32
+            // bytes inside the swizzled row.  n-contiguous B: 8-k-row
+            // groups 1024 bytes apart (stride), 64-column blocks 64 rows
+            // apart (leading).
+            const uint64_t b = BKContiguous
+                                   ? smem_descriptor(b_tile + kk * 32, 16, 1024)
+                                   : smem_descriptor(b_tile + kk * 16 * kRowBytes,
+                                                     64 * kRowBytes, 1024);
+#pragma unroll
+            for (int st = 0; st < kSubTiles; ++st) {
+                const uint64_t a = smem_descriptor(
+                    a_tile + (row0 + 64 * st) * kRowBytes + kk * 32, 16, 1024);
+                wgmma_tile<DType, TileN, BKContiguous ? 0 : 1>(acc[st], a, b);
+            }
+        }
+        wgmma_commit();
+        wgmma_wait<1>(); // the step before this one is done with its buffer
+        if (previous >= 0)
+            release_stage<Cluster>(ring.empty + 8 * previous, lane);
+        previous = s;
+    }
+    wgmma_wait<0>();
+    if (previous >= 0)
+        release_stage<Cluster>(ring.empty + 8 * previous, lane);
+}
+
 // A consumer warpgroup: rows [row0, row0 + 64 * SubTiles) of each tile.
 // With Cluster 2, a stage is released to both blocks' producers (either
 // may multicast into it).
 template <int DType, int TileM, int TileN, int Stages, bool BKContiguous, int Cluster>
 __device__ __forceinline__ void consume(const cdnn_cuda_matmul_params_t &p, const Ring &ring,
                                         int consumer, float *buffers) {
-    using L = Layout<TileM, TileN, Stages>;
     constexpr int kSubTiles = TileM / kConsumers / 64;
     const int64_t k_steps = (p.k + kTileK - 1) / kTileK,
                   tiles = tile_count<TileM * Cluster, TileN>(p);
@@ -412,43 +462,8 @@ __device__ __forceinline__ void consume(const cdnn_cuda_matmul_params_t &p, cons
             bias[c] = p.bias && col < p.n ? load_as_f32(p.bias, col * p.bias_stride, p.bias_type)
                                           : 0.0f;
         }
-#pragma unroll
-        for (int st = 0; st < kSubTiles; ++st)
-#pragma unroll
-            for (int i = 0; i < TileN / 2; ++i)
-                acc[st][i] = 0.0f;
-        int previous = -1;
-        for (int64_t k = 0; k < k_steps; ++k, ++step) {
-            const int s = int(step % Stages);
-            barrier_wait(ring.full + 8 * s, uint32_t(step / Stages) & 1);
-            const uint32_t a_tile = ring.base + s * L::kStageBytes, b_tile = a_tile + L::kABytes;
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < kTileK / 16; ++kk) {
-                // K-major B: 8-row groups 1024 bytes apart, k advances 32
-                // bytes inside the swizzled row.  n-contiguous B: 8-k-row
-                // groups 1024 bytes apart (stride), 64-column blocks 64 rows
-                // apart (leading).
-                const uint64_t b = BKContiguous
-                                       ? smem_descriptor(b_tile + kk * 32, 16, 1024)
-                                       : smem_descriptor(b_tile + kk * 16 * kRowBytes,
-                                                         64 * kRowBytes, 1024);
-#pragma unroll
-                for (int st = 0; st < kSubTiles; ++st) {
-                    const uint64_t a = smem_descriptor(
-                        a_tile + (row0 + 64 * st) * kRowBytes + kk * 32, 16, 1024);
-                    wgmma_tile<DType, TileN, BKContiguous ? 0 : 1>(acc[st], a, b);
-                }
-            }
-            wgmma_commit();
-            wgmma_wait<1>(); // the step before this one is done with its buffer
-            if (previous >= 0)
-                release_stage<Cluster>(ring.empty + 8 * previous, lane);
-            previous = s;
-        }
-        wgmma_wait<0>();
-        if (previous >= 0)
-            release_stage<Cluster>(ring.empty + 8 * previous, lane);
+        tile_k_loop<DType, TileM, TileN, Stages, BKContiguous, Cluster>(ring, row0, lane, k_steps,
+                                                                        step, acc);
 #pragma unroll
         for (int st = 0; st < kSubTiles; ++st) {
             fence_registers(acc[st]);
