@@ -7,6 +7,21 @@
 #include "cuda_code.h"
 #include "handlers.h"
 
+/* The threads of one row of a block of `threads` holding per_block rows:
+ * a warp, or the whole block for one row; `kind` names the kernel. */
+static cdnn_status_t row_group(int64_t threads, int64_t per_block, const char *kind,
+                               int64_t *group_out)
+{
+    int64_t group = threads / per_block;
+    if (group * per_block != threads || group % 32 != 0 || (group > 32 && per_block != 1))
+        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the kernel's metadata gives %lld threads "
+                        "to %lld rows a block: a %s kernel takes a warp or a whole "
+                        "block per row", (long long)threads, (long long)per_block, kind);
+    if (group_out)
+        *group_out = group;
+    return CDNN_STATUS_SUCCESS;
+}
+
 /* A register kernel's grid, block and row shape (no dynamic shared memory). */
 static cdnn_status_t registers_geometry(const row_layout_t *r, int64_t x_bytes,
                                         const sdk_kpack_kv_t *m, int32_t n, int64_t per_block,
@@ -17,11 +32,10 @@ static cdnn_status_t registers_geometry(const row_layout_t *r, int64_t x_bytes,
     cdnn_status_t st = kernel_metadata_int(m, n, "pieces", 1, 64, &pieces);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    int64_t group = threads / per_block;
-    if (group * per_block != threads || group % 32 != 0 || (group > 32 && per_block != 1))
-        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the kernel's metadata gives %lld threads "
-                        "to %lld rows a block: a register kernel takes a warp or a whole "
-                        "block per row", (long long)threads, (long long)per_block);
+    int64_t group = 0;
+    st = row_group(threads, per_block, "register", &group);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
     int64_t packed = 0;
     if (kernel_metadata(m, n, "packed"))
         st = kernel_metadata_int(m, n, "packed", 0, 1, &packed);
@@ -57,11 +71,9 @@ static cdnn_status_t staged_geometry(const row_layout_t *r, int64_t x_bytes, int
     cdnn_status_t st = kernel_metadata_int(m, n, "stages", 1, 8, &stages);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    int64_t group = threads / per_block;
-    if (group * per_block != threads || group % 32 != 0 || (group > 32 && per_block != 1))
-        return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the kernel's metadata gives %lld threads "
-                        "to %lld rows a block: a staged kernel takes a warp or a whole "
-                        "block per row", (long long)threads, (long long)per_block);
+    st = row_group(threads, per_block, "staged", NULL);
+    if (st != CDNN_STATUS_SUCCESS)
+        return st;
     int64_t shared = CDNN_CUDA_ROWS_STAGED_SMEM(per_block, stages, r->cols, x_bytes) + extra;
     if (shared > CUDA_ROWS_MAX_SHARED_SM90)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements need %lld bytes "
