@@ -74,7 +74,7 @@ __device__ __forceinline__ void conv_wgmma(const cdnn_cuda_conv_tma_params_t &pa
 //
 // A short-k tile (a 1x1 convolution over 64 channels: one k step) is all
 // epilogue, and the buffered one of wgmma_gemm.cuh issues ~700 instructions
-// per warp's 16 x 32 chunk (ncu, bench/gpu/NOTES.md).  Here, where y's
+// per warp's 16 x 32 chunk (ncu, bench/gpu/notes/conv.md).  Here, where y's
 // channels are contiguous (the handler refuses the rest), each lane
 // finishes its own accumulator pairs in registers -- bias, the activation
 // fixed at compile time, packing -- and stores each pair as one word (4

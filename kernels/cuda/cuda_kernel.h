@@ -214,7 +214,7 @@ typedef struct cdnn_cuda_matmul_params {
  * * batch, multiprocessors / 2) is the fast choice.  Built, tested
  * (tests/cuda_kernels) and benchmarked (bench/gpu), but not in the
  * descriptors: on the H200 they ran no faster than the 1-block kernels
- * (bench/gpu/NOTES.md v5; bench/gpu/v5-c2-registration.patch would
+ * (bench/gpu/notes/matmul.md v5; bench/gpu/v5-c2-registration.patch would
  * register them).  X(tile_m, tile_n, stages) */
 #define CDNN_CUDA_MATMUL_WGMMA_C2_CONFIGS(X) \
     X(128, 256, 4)                            \

@@ -352,7 +352,7 @@ __device__ __forceinline__ void consume(const cdnn_cuda_sdpa_params_t &p, const 
             mask_tile(p, s, row, int64_t(n) * kKeys);
         softmax_tile(s, st, scale2, rescale);
         // Meant to run beside P_{n-1} V_{n-1}; ptxas hoists this wait above
-        // the softmax (bench/gpu/NOTES.md, v3), so for now the overlap is
+        // the softmax (bench/gpu/notes/sdpa.md, v3), so for now the overlap is
         // only between the two consumers.
         wgmma_wait<0>(); // O and P free again; V_{n-1} read
         fence_registers(o);
