@@ -316,3 +316,17 @@ const sdk_kpack_kernel_t *pack_set_find_code(const pack_set_t *set,
         }
     return NULL;
 }
+
+const sdk_kpack_kernel_t *pack_set_find_entry(const pack_set_t *set,
+                                              const uint8_t sha256[SDK_SHA256_BYTES],
+                                              const char *symbol)
+{
+    for (int32_t p = 0; p < set->pack_count; p++)
+        for (int32_t i = 0; i < sdk_kpack_kernel_count(set->packs[p]); i++) {
+            const sdk_kpack_kernel_t *k = sdk_kpack_kernel(set->packs[p], i);
+            if (memcmp(k->sha256, sha256, SDK_SHA256_BYTES) == 0 &&
+                strcmp(k->symbol, symbol) == 0)
+                return k;
+        }
+    return NULL;
+}

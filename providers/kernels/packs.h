@@ -73,4 +73,10 @@ const sdk_kpack_kernel_t *pack_set_find_code(const pack_set_t *set,
                                              const sdk_kpack_kv_t *metadata,
                                              int32_t metadata_count);
 
+/** An installed kernel whose code has this SHA-256 and that symbol, or
+ * NULL: code a pack holds, named as an entry point the pack describes. */
+const sdk_kpack_kernel_t *pack_set_find_entry(const pack_set_t *set,
+                                              const uint8_t sha256[SDK_SHA256_BYTES],
+                                              const char *symbol);
+
 #endif

@@ -8,7 +8,9 @@
  *    9. engine present: the payload is for the engine cdnn asks to restore;
  *   10. the device can run the target (never a v4 kernel without AVX-512);
  *   11. the handler (name and version) is one this provider has;
- *   12. the payload's signature is that handler's;
+ *   12. the payload's signature is that handler's; and code that a pack
+ *       installed here holds, named by one of that pack's entry points, is
+ *       described as the pack describes it (target, signature, metadata);
  *   13. the handler accepts the launch values: it derives them again from
  *       the payload's graph (decoded and validated by cdnn) and the kernel's
  *       metadata, and they must be equal;
@@ -92,6 +94,65 @@ static cdnn_status_t check_signature(const kernel_payload_t *p, const dispatch_h
     return CDNN_STATUS_SUCCESS;
 }
 
+/* What of the installed entry k the payload p describes otherwise (they
+ * share code and symbol), for the message. */
+static void describe_difference(const sdk_kpack_kernel_t *k, const kernel_payload_t *p,
+                                char *out, size_t size)
+{
+    if (strcmp(k->target, p->target) != 0) {
+        snprintf(out, size, "the pack says target %s, the plan %s", k->target, p->target);
+        return;
+    }
+    if (strcmp(k->signature, p->signature) != 0) {
+        snprintf(out, size, "the pack says signature %s, the plan %s", k->signature,
+                 p->signature);
+        return;
+    }
+    for (int32_t i = 0; i < k->metadata_count || i < p->metadata_count; i++) {
+        const sdk_kpack_kv_t *want = i < k->metadata_count ? &k->metadata[i] : NULL;
+        const sdk_kpack_kv_t *got = i < p->metadata_count ? &p->metadata[i] : NULL;
+        if (!want) {
+            snprintf(out, size, "the plan's metadata adds %s=%s", got->key, got->value);
+            return;
+        }
+        if (!got) {
+            snprintf(out, size, "the plan's metadata lacks %s=%s", want->key, want->value);
+            return;
+        }
+        if (strcmp(want->key, got->key) != 0 || strcmp(want->value, got->value) != 0) {
+            snprintf(out, size, "the pack's metadata says %s=%s where the plan's says %s=%s",
+                     want->key, want->value, got->key, got->value);
+            return;
+        }
+    }
+    snprintf(out, size, "the two descriptions differ");
+}
+
+/* 12, for installed code.  A cuda handler launches by the metadata (tile,
+ * threads, shared memory, which params and epilogue) and the target, and
+ * the kernel was compiled for its pack's: the project's wgmma kernels do
+ * not check their block or shared memory, so the pack's own code under
+ * another description -- a re-sealed edit of its metadata or target, or a
+ * symbol swapped for a sibling's in the same cubin -- would run outside
+ * what it was built for (a hang on a barrier, shared memory overrun).
+ * Code no installed pack holds is the plan's own, trusted in normal mode
+ * as its sender is (strict mode refuses it); a symbol no pack entry names
+ * is left to check 14, which finds whether the code has it. */
+static cdnn_status_t check_installed_code(const kernels_state_t *state,
+                                          const kernel_payload_t *p)
+{
+    const sdk_kpack_kernel_t *k = pack_set_find_entry(&state->packs, p->kernel_sha256,
+                                                      p->symbol);
+    if (!k || pack_set_find_code(&state->packs, p->kernel_sha256, p->symbol, p->target,
+                                 p->signature, p->metadata, p->metadata_count))
+        return CDNN_STATUS_SUCCESS;
+    char differs[400];
+    describe_difference(k, p, differs, sizeof differs);
+    return sdk_fail(CDNN_STATUS_CORRUPT_DATA, INCONSISTENT "its code object is installed "
+                    "here as kernel %s (symbol %s), and %s; build the plan again", k->id,
+                    k->symbol, differs);
+}
+
 /* 13: the payload's graph, then its launch values derived again. */
 static cdnn_status_t compare_values(const kernel_payload_t *p, const int64_t *derived,
                                     int32_t count)
@@ -143,6 +204,8 @@ static cdnn_status_t restore_checked(const kernels_state_t *state, int32_t index
         st = find_handler(p, &h);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_signature(p, h);
+    if (st == CDNN_STATUS_SUCCESS)
+        st = check_installed_code(state, p);
     if (st == CDNN_STATUS_SUCCESS)
         st = check_launch_values(ctx, p, h, &values, &count);
     if (st != CDNN_STATUS_SUCCESS) {

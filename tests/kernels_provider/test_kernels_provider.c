@@ -767,6 +767,11 @@ static void other_signature(kp_payload_t *p)
 {
     kp_payload_set(&p->signature, "host-pointwise-v1");
 }
+static void other_metadata(kp_payload_t *p)
+{
+    assert_true(p->metadata_count > 0);
+    kp_payload_set(&p->values[0], "forged");
+}
 static void other_m(kp_payload_t *p)
 {
     p->launch_values[3]++;
@@ -838,6 +843,9 @@ static const forgery_t forgeries[] = {
      "handler host_matmul version 2"},
     {"12 signature", other_signature, no_byte_edit, CDNN_STATUS_CORRUPT_DATA,
      "signature is host-pointwise-v1"},
+    /* the installed code under a description its pack does not give it */
+    {"12 installed code", other_metadata, no_byte_edit, CDNN_STATUS_CORRUPT_DATA,
+     "is installed here as kernel"},
     {"13 launch values", other_m, no_byte_edit, CDNN_STATUS_CORRUPT_DATA,
      "its launch value 3 is"},
     {"14 symbol", missing_symbol, no_byte_edit, CDNN_STATUS_CORRUPT_DATA,

@@ -1949,6 +1949,9 @@ def engine_edits(parts):
 # metadata is not what an installed pack holds runs only in normal mode,
 # where a plan's code is trusted as its sender is (docs/SECURITY.md).
 NOT_IN_PACK = "in no kernel pack installed here"
+# What normal mode says of an installed kernel's code under another
+# description (providers/kernels/restore.c, check_installed_code).
+INSTALLED_OTHERWISE = "is installed here as kernel"
 STRICT = {}
 
 
@@ -2011,7 +2014,6 @@ def kernel_edits(parts):
                        else "host-matmul-v1")
     other_handler = "host_norm" if p0["handler"] != "host_norm" else "host_matmul"
     other_kind = "cuda" if p0["kind"] == "host" else "host"
-    metadata_expect = (("LOADS", "") if p0["kind"] == "host" else (bad, INCONSISTENT))
     lowered = "x86-64-v2" if p0["target"] != "x86-64-v2" else "x86-64"
     edits = [
         # the code object against its SHA-256
@@ -2068,17 +2070,18 @@ def kernel_edits(parts):
          "launch value 0 (host threads) -> 2^20"),
         ("kernel.launch_threads_zero", launch(0, lambda v: 0), bad, INCONSISTENT,
          "launch value 0 (host threads) -> 0"),
-        # metadata: a cuda handler derives its launch (tiles, threads, smem)
-        # from it, so a change is refused; the host kernels' tiles are
-        # compiled in and their handlers read none of it, so there it is
-        # only what strict mode compares with the pack
-        ("kernel.metadata_tile_changed", metadata(bump_first_number),
-         *metadata_expect, "kernel_metadata: the first numeric value v -> 2v + 1"),
-        ("kernel.metadata_dropped", metadata(lambda kvs: []), *metadata_expect,
+        # metadata: the base's code is an installed pack's, which describes
+        # it otherwise (a cuda handler launches by it: tiles, threads, smem)
+        ("kernel.metadata_tile_changed", metadata(bump_first_number), bad,
+         INSTALLED_OTHERWISE, "kernel_metadata: the first numeric value v -> 2v + 1"),
+        ("kernel.metadata_dropped", metadata(lambda kvs: []), bad, INSTALLED_OTHERWISE,
          "kernel_metadata: every entry removed"),
-        ("kernel.target_lowered", setp(target=lowered), "LOADS", "",
-         "target %s -> %s (a level this machine runs; the code is unchanged and "
-         "trusted as its sender is in normal mode)" % (p0["target"], lowered)),
+        # a level this machine runs: refused as installed otherwise, but for
+        # a build whose objects of both levels are the same bytes (the pack
+        # then holds the code at that level too, and it loads)
+        ("kernel.target_lowered", setp(target=lowered), "LOADS_OR_REFUSED", "",
+         "target %s -> %s (a level this machine runs; the code is unchanged)"
+         % (p0["target"], lowered)),
         # the header and the body's copy of it
         ("kernel.header_marker", header(marker=b"CDKX"), bad, damaged, "marker -> CDKX"),
         ("kernel.header_major_newer", header(major=2), unsupported, "format 2.0",
