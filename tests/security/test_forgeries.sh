@@ -25,44 +25,15 @@ fi
 cli=$1
 runner=$2
 src=$3
-python=/usr/bin/python3
-
-if ! $python -c 'import flatbuffers' 2>/dev/null; then
-  echo "SKIP: $python cannot import flatbuffers (apt-get install python3-flatbuffers)"
-  exit 77
-fi
-if [ $# -ge 4 ]; then
-  work=$4
-  temporary=0
-  rm -rf "$work/base" "$work/forged"
-else
-  work=$(mktemp -d /tmp/cdnn-forgeries.XXXXXX) || exit 1
-  temporary=1
-fi
-mkdir -p "$work/base" || exit 1
-
-# Building must neither read nor write the user's winner cache.
-CDNN_DISABLE_CACHE=1
-export CDNN_DISABLE_CACHE
-unset CDNN_FORCE_BENCHMARKING
-
-fail() {
-  echo "FAIL: $*"
-  echo "artifacts kept in $work"
-  exit 1
-}
+# shellcheck source=tests/security/forgeries_lib.sh
+. "$(dirname "$0")/forgeries_lib.sh"
+forgeries_init forgeries ${4:+"$4" base forged}
 
 # engine  example graph
 while read -r engine graph; do
   [ -n "$engine" ] || continue
-  name=$(echo "$engine" | sed 's/^cpu://')__$graph
-  for form in plan graph+plan; do
-    ext=cdp
-    [ $form = plan ] || ext=cdgp
-    "$cli" build "$src/examples/$graph.json" --engine "$engine" --form $form \
-      -o "$work/base/$name.$ext" >/dev/null ||
-      fail "cdnn build $graph.json --engine $engine --form $form"
-  done
+  build_forms "$(echo "$engine" | sed 's/^cpu://')__$graph" "$src/examples/$graph.json" \
+    "$engine" plan graph+plan
 done <<'LIST'
 cpu:blas_conv conv_fwd
 cpu:blas_conv conv_bias_relu
@@ -73,29 +44,10 @@ cpu:reference conv_bias_relu
 cpu:reference matmul_bias_gelu_residual
 LIST
 
-# Plans that carry code: the kernels provider's host engines.  A sanitizer
-# build makes no kernel pack of its own (kernels/packs.cmake), so one is
-# made here from the build's host objects, which the sanitized process that
-# loads them provides the runtime for.
-if ! "$cli" engines | grep -q "kernels:matmul_host"; then
-  objects=$(cd "$(dirname "$cli")/.." && pwd)/kernels/host
-  mkdir -p "$work/kernels"
-  "$cli" pack build "$src/kernels/descriptors/host/matmul.json" \
-    "$src/kernels/descriptors/host/norm.json" --objects "$objects" \
-    -o "$work/kernels/host.kpack" >/dev/null ||
-    fail "no kernels:matmul_host engine, and no pack could be made from $objects"
-  CDNN_KERNEL_PATH=$work/kernels
-  export CDNN_KERNEL_PATH
-fi
+host_pack kernels:matmul_host matmul norm
 while read -r engine graph; do
-  name=$(echo "$engine" | sed 's/^kernels://')__$graph
-  for form in plan graph+plan; do
-    ext=cdp
-    [ $form = plan ] || ext=cdgp
-    "$cli" build "$src/examples/$graph.json" --engine "$engine" --form $form \
-      -o "$work/base/$name.$ext" >/dev/null ||
-      fail "cdnn build $graph.json --engine $engine --form $form"
-  done
+  build_forms "$(echo "$engine" | sed 's/^kernels://')__$graph" "$src/examples/$graph.json" \
+    "$engine" plan graph+plan
 done <<'LIST'
 kernels:matmul_host matmul_bias_gelu_residual
 kernels:norm_host layernorm
@@ -111,9 +63,7 @@ if [ -d "$src/tests/fixtures/v1.0" ]; then
   done
 fi
 
-"$cli" engines --json --knobs >"$work/engines.json" || fail "cdnn engines --json --knobs"
-$python "$src/tests/security/forge.py" "$work/base" "$work/forged" "$work/engines.json" ||
-  fail "forge.py"
+forge forged
 
 status=0
 echo "== normal mode"
@@ -121,9 +71,4 @@ env -u CDNN_TRUSTED_CODE "$runner" "$work/forged" || status=1
 echo "== strict mode"
 CDNN_TRUSTED_CODE=pack "$runner" "$work/forged" || status=1
 
-if [ $status -ne 0 ]; then
-  fail "forgeries were not handled as expected (the FAIL lines above)"
-fi
-[ $temporary -eq 1 ] && rm -rf "$work"
-echo "PASS: every forgery, both modes"
-exit 0
+forgeries_finish $status "every forgery, both modes"

@@ -39,33 +39,10 @@ cli=$1
 runner=$2
 knobbed=$3
 src=$4
-python=/usr/bin/python3
 graphs=$src/tests/security/graphs
-
-if ! $python -c 'import flatbuffers' 2>/dev/null; then
-  echo "SKIP: $python cannot import flatbuffers (apt-get install python3-flatbuffers)"
-  exit 77
-fi
-if [ $# -ge 5 ]; then
-  work=$5
-  temporary=0
-  rm -rf "$work/base" "$work/forged" "$work/reforged"
-else
-  work=$(mktemp -d /tmp/cdnn-forgeries-ops.XXXXXX) || exit 1
-  temporary=1
-fi
-mkdir -p "$work/base" || exit 1
-
-# Building must neither read nor write the user's winner cache.
-CDNN_DISABLE_CACHE=1
-export CDNN_DISABLE_CACHE
-unset CDNN_FORCE_BENCHMARKING
-
-fail() {
-  echo "FAIL: $*"
-  echo "artifacts kept in $work"
-  exit 1
-}
+# shellcheck source=tests/security/forgeries_lib.sh
+. "$(dirname "$0")/forgeries_lib.sh"
+forgeries_init forgeries-ops ${5:+"$5" base forged reforged}
 
 graph_path() {
   if [ -f "$graphs/$1.json" ]; then echo "$graphs/$1.json"; else echo "$src/examples/$1.json"; fi
@@ -140,25 +117,10 @@ LIST
 
 # Plans that carry code: the kernels provider's host engines of the ops
 # test_forgeries.sh does not build (softmax, pointwise, reduction), whose
-# payloads get its kernel.* forgeries.  A sanitizer build makes no kernel
-# pack of its own (kernels/packs.cmake), so one is made here from the
-# build's host objects, as test_forgeries.sh does.
-if ! "$cli" engines | grep -q "kernels:softmax_host"; then
-  objects=$(cd "$(dirname "$cli")/.." && pwd)/kernels/host
-  mkdir -p "$work/kernels"
-  descriptors=""
-  for d in softmax pointwise reduce; do
-    descriptors="$descriptors $src/kernels/descriptors/host/$d.json"
-  done
-  # shellcheck disable=SC2086 # descriptors: paths without spaces
-  "$cli" pack build $descriptors --objects "$objects" -o "$work/kernels/host.kpack" \
-    >/dev/null || fail "no kernels:softmax_host engine, and no pack could be made from $objects"
-  CDNN_KERNEL_PATH=$work/kernels
-  export CDNN_KERNEL_PATH
-fi
+# payloads get its kernel.* forgeries.
+host_pack kernels:softmax_host softmax pointwise reduce
 while read -r name graph engine; do
-  "$cli" build "$(graph_path "$graph")" --engine "$engine" --form plan \
-    -o "$work/base/$name.cdp" >/dev/null || fail "cdnn build $graph --engine $engine"
+  build_forms "$name" "$(graph_path "$graph")" "$engine" plan
 done <<'LIST'
 khost__softmax softmax kernels:softmax_host
 khost__log_softmax log_softmax kernels:softmax_host
@@ -166,9 +128,7 @@ khost__add_mul add_mul kernels:pointwise_host
 khost__reduce_rows reduce_rows kernels:reduce_host
 LIST
 
-"$cli" engines --json --knobs >"$work/engines.json" || fail "cdnn engines --json --knobs"
-$python "$src/tests/security/forge.py" "$work/base" "$work/forged" "$work/engines.json" ||
-  fail "forge.py"
+forge forged
 
 status=0
 echo "== normal mode"
@@ -197,8 +157,7 @@ print("# %d consistent forgeries refused only for their workspace: forged again 
       "with it" % len(needs))
 EOF
 if [ "$(cat "$work/workspaces.json")" != "{}" ]; then
-  $python "$src/tests/security/forge.py" "$work/base" "$work/reforged" "$work/engines.json" \
-    --workspace "$work/workspaces.json" || fail "forge.py --workspace"
+  forge reforged --workspace "$work/workspaces.json"
   echo "== workspace re-forged, normal mode"
   env -u CDNN_TRUSTED_CODE "$runner" "$work/reforged" || status=1
 fi
@@ -235,9 +194,4 @@ done <"$work/refused.txt"
 echo "# cdnn run and inspect on $cli_count refused forgeries: $([ $cli_fail -eq 0 ] && echo passed || echo FAILED)"
 [ $cli_fail -eq 0 ] || status=1
 
-if [ $status -ne 0 ]; then
-  fail "forgeries were not handled as expected (the FAIL lines above)"
-fi
-[ $temporary -eq 1 ] && rm -rf "$work"
-echo "PASS: every forgery of the 1.2/1.3 ops' engines, both modes, and the command on them"
-exit 0
+forgeries_finish $status "every forgery of the 1.2/1.3 ops' engines, both modes, and the command on them"
