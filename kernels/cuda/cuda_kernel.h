@@ -174,6 +174,23 @@ typedef struct cdnn_cuda_matmul_params {
     X(n64w16s2, 16, 2)                           \
     X(n64w16, 16, 3)
 #define CDNN_CUDA_MATMUL_SMALL_M_STRIP_SMEM(warps) ((warps) * 16 * (64 + 4) * 4)
+/* The TMA small-m configurations (matmul_small_m.cu, sm_90a): a block is 16
+ * rows and 64 columns of C over all of k, as the strip kernels, but b and a
+ * come by TMA (the "tensor_maps" ABI of the wgmma kernels:
+ * cdnn_cuda_matmul_tma_params_t, maps encoded by matmul_tma.h with tile_m
+ * 16, tile_n 64) into a ring of `stages` 64-k steps, and one warpgroup
+ * multiplies them with wgmma (C^T = B^T A^T, m64n16k16); b is loaded with
+ * an L2 evict-first policy, a with evict-last.  X(name, stages).  Entry
+ * points cdnn_cuda_matmul_small_m_tma_{f16,bf16}_<name>; persistent (grid at most the multiprocessors, tiles taken in
+ * turn), block CDNN_CUDA_MATMUL_SMALL_M_TMA_THREADS, dynamic smem
+ * CDNN_CUDA_MATMUL_SMALL_M_TMA_SMEM(stages): the ring (2 KiB of a, 8 KiB
+ * of b a stage), 1 KiB to align it, its barriers, a 16 x 68 f32 tile. */
+#define CDNN_CUDA_MATMUL_SMALL_M_TMA_CONFIGS(X) \
+    X(n64s8e, 8)                               \
+    X(n64s16e, 16)
+#define CDNN_CUDA_MATMUL_SMALL_M_TMA_THREADS 160
+#define CDNN_CUDA_MATMUL_SMALL_M_TMA_SMEM(stages) \
+    ((stages) * (10240 + 16) + 1024 + 16 * (64 + 4) * 4)
 
 /* ------------------------------------------------------------------------
  * The Hopper kernels of "cuda-matmul-v1" (kernels/cuda/matmul_wgmma.cu,

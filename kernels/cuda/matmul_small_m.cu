@@ -13,9 +13,12 @@
 // The "stream" kernels below (cdnn_cuda_matmul_small_m_stream_*) compute
 // the same with b loaded straight into registers instead of a cp.async
 // ring, and the "strip" kernels (cdnn_cuda_matmul_small_m_strip_*) with
-// that k loop over all of k a block, no split of k; their sections say how.
+// that k loop over all of k a block, no split of k; the "tma" kernels
+// (cdnn_cuda_matmul_small_m_tma_*) the strips' order with b and a brought
+// by TMA into a shared-memory ring and wgmma; their sections say how.
 #include <cooperative_groups.h>
 
+#include "hopper_async.cuh"
 #include "matmul_tc.cuh"
 
 namespace cdnn {
@@ -329,6 +332,194 @@ __device__ __forceinline__ void matmul_small_m_strip(const cdnn_cuda_matmul_para
     }
 }
 
+
+// ---- The TMA kernels: the strip order, fed by the tensor memory accelerator --
+//
+// A block is 16 rows and 64 columns of C over all of k, like a strip
+// block, but its loads are TMA boxes instead of 16-byte loads: one thread
+// (warp 4) keeps a ring of `Stages` steps full, each step a's 16 x 64-k box
+// (2 KiB) and b's 64 x 64 box (8 KiB), both with the 128-byte swizzle; the
+// warpgroup of warps 0-3 multiplies each step with four wgmma m64n16k16,
+// the product taken transposed (C^T = B^T A^T: b's 64 columns are wgmma's
+// 64 rows, so no 64-row a tile is padded out of 16 rows), then frees the
+// stage.  So the bytes in flight are the ring's (up to ~200 KiB an SM),
+// not registers', and the multiprocessor issues a few instructions per
+// 10 KiB instead of 640 loads.  Tails in m, n, k are TMA's zero fill.
+// Persistent: block i takes tiles i, i + grid, ... (n fastest, then m,
+// then batch), so that the blocks at work sweep b's rows together.
+// The wgmma GEMM's ring (wgmma_gemm.cuh) is not reused: its k step
+// constant and this file's matmul_tc.cuh collide, and its consumers are
+// two warpgroups of 64-row a tiles; the primitives are hopper_async.cuh's.
+
+constexpr int kTmaStepK = CDNN_CUDA_MATMUL_WGMMA_TILE_K; // 64 k: one 128-byte swizzled row
+constexpr int kTmaABytes = 16 * 128, kTmaBBytes = 64 * 128, kTmaStageBytes = kTmaABytes + kTmaBBytes;
+constexpr int kTmaTilePitch = 64 + 4;
+static_assert(kTmaStageBytes == 10240, "cuda_kernel.h's smem formula counts 10240 a stage");
+
+// As tma_load, with an L2 eviction policy (createpolicy) for the box.
+__device__ __forceinline__ void tma_load_hinted(uint32_t dst, const cdnn_cuda_tensor_map_t *map,
+                                                uint32_t bar, int32_t c0, int32_t c1, int32_t c2,
+                                                uint64_t policy) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".L2::cache_hint [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2),
+                 "l"(policy)
+                 : "memory");
+}
+
+// d (64 x 16, f32) += A (64 x 16 from b, descriptor a) * B (16 x 16 from
+// a, descriptor b); TransA 1: b n-contiguous (MN-major).
+template <int DType, int TransA>
+__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], uint64_t a, uint64_t b) {
+    if (DType == CDNN_CUDA_BF16)
+        asm volatile("{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %11, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, accumulate, 1, 1, %10, 0;\n}\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                       "+f"(d[6]), "+f"(d[7])
+                     : "l"(a), "l"(b), "n"(TransA), "r"(1));
+    else
+        asm volatile("{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %11, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, accumulate, 1, 1, %10, 0;\n}\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                       "+f"(d[6]), "+f"(d[7])
+                     : "l"(a), "l"(b), "n"(TransA), "r"(1));
+}
+
+struct TmaTile {
+    int64_t batch, m0, n0;
+};
+
+__device__ __forceinline__ TmaTile tma_tile_at(const cdnn_cuda_matmul_params_t &p, int64_t t) {
+    const int64_t columns = (p.n + 63) / 64, per_batch = columns * ((p.m + 15) / 16);
+    return {t / per_batch, (t % per_batch) / columns * 16, (t % per_batch) % columns * 64};
+}
+
+// The producer thread: step `step` (counted over the block's tiles) fills
+// stage step % Stages once its consumers have freed it.
+template <int Stages, bool BKContiguous>
+__device__ __forceinline__ void tma_produce(const cdnn_cuda_matmul_tma_params_t &params,
+                                            uint32_t ring, uint32_t full, uint32_t empty,
+                                            int64_t tiles, int64_t k_steps) {
+    const cdnn_cuda_matmul_params_t &p = params.matmul;
+    tma_prefetch_map(&params.a_map);
+    tma_prefetch_map(&params.b_map);
+    // b is read once: evict it first, so that a (read by every block) stays
+    // in L2 while b streams through it.  (On the H200 at 16x8192x8192 this
+    // measured within 2% of the same kernel without the policies: a is not
+    // evicted there; kept as the measured kernel, and for a when other
+    // traffic shares L2.)
+    uint64_t b_policy, a_policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(b_policy));
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(a_policy));
+    int64_t step = 0;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const TmaTile tile = tma_tile_at(p, t);
+        const int32_t za = p.batch > 1 && p.a_batch_stride != 0 ? int32_t(tile.batch) : 0;
+        const int32_t zb = p.batch > 1 && p.b_batch_stride != 0 ? int32_t(tile.batch) : 0;
+        for (int64_t k = 0; k < k_steps; ++k, ++step) {
+            const int s = int(step % Stages);
+            barrier_wait(empty + 8 * s, (uint32_t(step / Stages) & 1) ^ 1); // a fresh barrier passes parity 1
+            barrier_expect_bytes(full + 8 * s, kTmaStageBytes);
+            const uint32_t a_dst = ring + s * kTmaStageBytes, b_dst = a_dst + kTmaABytes;
+            const int32_t k0 = int32_t(k * kTmaStepK), n0 = int32_t(tile.n0);
+            const int32_t c0 = BKContiguous ? k0 : n0, c1 = BKContiguous ? n0 : k0;
+            tma_load_hinted(a_dst, &params.a_map, full + 8 * s, k0, int32_t(tile.m0), za, a_policy);
+            tma_load_hinted(b_dst, &params.b_map, full + 8 * s, c0, c1, zb, b_policy);
+        }
+    }
+}
+
+// The consumer warpgroup (warps 0-3): per tile, every step's four wgmma
+// (one step in flight while the stage before is freed), then the 64 x 16
+// product through shared memory, so that the epilogue's threads take
+// consecutive columns of C.
+template <int DType, int Stages, bool BKContiguous>
+__device__ __forceinline__ void tma_consume(const cdnn_cuda_matmul_params_t &p, uint32_t ring,
+                                            uint32_t full, uint32_t empty, float *tile_out,
+                                            int64_t tiles, int64_t k_steps) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+    int64_t step = 0;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const TmaTile tile = tma_tile_at(p, t);
+        float acc[8] = {};
+        int previous = -1;
+        for (int64_t k = 0; k < k_steps; ++k, ++step) {
+            const int s = int(step % Stages);
+            barrier_wait(full + 8 * s, uint32_t(step / Stages) & 1);
+            const uint32_t a_tile = ring + s * kTmaStageBytes, b_tile = a_tile + kTmaABytes;
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < kTmaStepK / 16; ++kk) {
+                // b's box as wgmma's A: k-contiguous, 8-column groups 1024
+                // bytes apart and k 32 bytes on inside the swizzled row;
+                // n-contiguous, 8-k-row groups 1024 bytes apart.  a's box
+                // as wgmma's B: always k-contiguous (K-major).
+                const uint64_t b_desc =
+                    BKContiguous ? smem_descriptor(b_tile + kk * 32, 16, 1024)
+                                 : smem_descriptor(b_tile + kk * 16 * 128, 64 * 128, 1024);
+                const uint64_t a_desc = smem_descriptor(a_tile + kk * 32, 16, 1024);
+                wgmma_m64n16k16<DType, BKContiguous ? 0 : 1>(acc, b_desc, a_desc);
+            }
+            wgmma_commit();
+            wgmma_wait<1>(); // the step before this one is done with its stage
+            if (previous >= 0 && lane == 0)
+                barrier_arrive(empty + 8 * previous);
+            previous = s;
+        }
+        wgmma_wait<0>();
+        fence_registers(acc);
+        if (previous >= 0 && lane == 0)
+            barrier_arrive(empty + 8 * previous);
+        // acc[4j + 2h + e] is C^T's (row 16 warp + g + 8h, column 8j + 2t + e).
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            tile_out[(8 * (i / 4) + 2 * t4 + (i & 1)) * kTmaTilePitch + 16 * warp + g +
+                     8 * ((i / 2) & 1)] = acc[i];
+        asm volatile("bar.sync 1, 128;\n" ::: "memory");
+#pragma unroll 1
+        for (int e = int(threadIdx.x); e < 16 * 64; e += 128)
+            finish_element(p, tile.batch, tile.m0 + e / 64, tile.n0 + e % 64,
+                           tile_out[(e / 64) * kTmaTilePitch + e % 64]);
+        asm volatile("bar.sync 1, 128;\n" ::: "memory"); // the tile is read before the next is written
+    }
+}
+
+template <int DType, int Stages>
+__device__ __forceinline__ void matmul_small_m_tma(const cdnn_cuda_matmul_tma_params_t &params) {
+    const cdnn_cuda_matmul_params_t &p = params.matmul;
+    extern __shared__ uint8_t tma_shared[];
+    const uint32_t base = smem_address(tma_shared);
+    const uint32_t ring = (base + 1023) & ~1023u; // the 128-byte swizzle's 1024-byte atoms
+    const uint32_t full = ring + Stages * kTmaStageBytes, empty = full + 8 * Stages;
+    float *tile_out = reinterpret_cast<float *>(tma_shared + (empty + 8 * Stages - base));
+    const int64_t tiles = ((p.m + 15) / 16) * ((p.n + 63) / 64) * p.batch;
+    const int64_t k_steps = (p.k + kTmaStepK - 1) / kTmaStepK;
+    const bool b_k_contiguous = p.b_row_stride == 1 && p.b_col_stride != 1;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < Stages; ++s) {
+            barrier_init(full + 8 * s, 1);
+            barrier_init(empty + 8 * s, 4); // one arrival a consumer warp
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x / 32 == 4) {
+        if (threadIdx.x % 32 == 0) {
+            if (b_k_contiguous)
+                tma_produce<Stages, true>(params, ring, full, empty, tiles, k_steps);
+            else
+                tma_produce<Stages, false>(params, ring, full, empty, tiles, k_steps);
+        }
+    } else if (b_k_contiguous) {
+        tma_consume<DType, Stages, true>(p, ring, full, empty, tile_out, tiles, k_steps);
+    } else {
+        tma_consume<DType, Stages, false>(p, ring, full, empty, tile_out, tiles, k_steps);
+    }
+}
+
 } // namespace
 } // namespace cdnn
 
@@ -368,3 +559,15 @@ CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS(CDNN_MATMUL_SMALL_M_STREAM_ENTRIES)
     CDNN_MATMUL_SMALL_M_STRIP_ENTRY(CDNN_CUDA_BF16, bf16, name, warps, stages)
 
 CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS(CDNN_MATMUL_SMALL_M_STRIP_ENTRIES)
+
+#define CDNN_MATMUL_SMALL_M_TMA_ENTRY(dtype, dname, name, stages)                              \
+    extern "C" __global__ void __launch_bounds__(CDNN_CUDA_MATMUL_SMALL_M_TMA_THREADS, 1)     \
+        cdnn_cuda_matmul_small_m_tma_##dname##_##name(                                        \
+            const __grid_constant__ cdnn_cuda_matmul_tma_params_t params) {                   \
+        cdnn::matmul_small_m_tma<dtype, stages>(params);                                      \
+    }
+#define CDNN_MATMUL_SMALL_M_TMA_ENTRIES(name, stages)                                         \
+    CDNN_MATMUL_SMALL_M_TMA_ENTRY(CDNN_CUDA_F16, f16, name, stages)                          \
+    CDNN_MATMUL_SMALL_M_TMA_ENTRY(CDNN_CUDA_BF16, bf16, name, stages)
+
+CDNN_CUDA_MATMUL_SMALL_M_TMA_CONFIGS(CDNN_MATMUL_SMALL_M_TMA_ENTRIES)

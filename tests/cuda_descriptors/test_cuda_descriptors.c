@@ -217,6 +217,26 @@ static void matmul_small_m_strip(const char *name, int warps)
 }
 #endif
 
+#ifdef CDNN_CUDA_MATMUL_SMALL_M_TMA_CONFIGS
+/* The TMA small-m kernels: 16 rows and 64 columns a tile, two tensor maps
+ * (the wgmma kernels' ABI), rows up to max_m as above. */
+static void matmul_small_m_tma(const char *name, int stages)
+{
+    static const char *const dtypes[] = {"f16", "bf16"};
+    for (int i = 0; i < 2; i++) {
+        truth_t *t = new_truth("cuda-matmul-v1", "matmul_small_m",
+                               "cdnn_cuda_matmul_small_m_tma_%s_%s", dtypes[i], name);
+        exact_text(t, "dtype", dtypes[i]);
+        exact(t, "tile_m", 16);
+        exact(t, "tile_n", 64);
+        exact(t, "threads", CDNN_CUDA_MATMUL_SMALL_M_TMA_THREADS);
+        exact(t, "smem", CDNN_CUDA_MATMUL_SMALL_M_TMA_SMEM(stages));
+        exact(t, "tensor_maps", 1);
+        ranged(t, "max_m", 1, 65535L * 16, 1);
+    }
+}
+#endif
+
 #ifdef CDNN_CUDA_CONV_CONFIGS
 /* cuda-conv-v1, tensor cores: as the matmul's, with its own smem. */
 static void conv_tc(int tm, int tn, int wm, int wn, int stages)
@@ -403,6 +423,11 @@ static void make_truths(void)
 #define SMALL_M_STRIP(name, warps, stages) matmul_small_m_strip(#name, warps);
     CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS(SMALL_M_STRIP)
 #undef SMALL_M_STRIP
+#endif
+#ifdef CDNN_CUDA_MATMUL_SMALL_M_TMA_CONFIGS
+#define SMALL_M_TMA(name, stages) matmul_small_m_tma(#name, stages);
+    CDNN_CUDA_MATMUL_SMALL_M_TMA_CONFIGS(SMALL_M_TMA)
+#undef SMALL_M_TMA
 #endif
 #ifdef CDNN_CUDA_MATMUL_WGMMA_CONFIGS
 #define WGMMA(tm, tn, stages) matmul_wgmma(tm, tn, stages);

@@ -207,6 +207,8 @@ void test_matmul_tc(test_state_t *state, sdk_cu_module module) {
 #undef TC_KERNELS
 }
 
+static void tma_run_kernel(test_state_t *state, sdk_cu_module module, const mm_kernel_t *kernel);
+
 /* matmul_small_m.cu: the tensor-core k loop split over a cluster. */
 void test_matmul_small_m(test_state_t *state, sdk_cu_module module) {
 #define SMALL_M_KERNELS(tm, tn, wm, wn, stages, split_k)                                      \
@@ -245,6 +247,19 @@ void test_matmul_small_m(test_state_t *state, sdk_cu_module module) {
     }
     CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS(SMALL_M_STRIP_KERNELS)
 #undef SMALL_M_STRIP_KERNELS
+    /* The TMA ones: the wgmma kernels' ABI and cases (tma_run_kernel), a
+     * tile 16 x 64. */
+#define SMALL_M_TMA_KERNELS(name, stages)                                                     \
+    for (int d = 0; d < 2; ++d) {                                                             \
+        mm_kernel_t k = {.ab_type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = 16,          \
+                         .tile_n = 64, .threads = CDNN_CUDA_MATMUL_SMALL_M_TMA_THREADS,       \
+                         .smem = CDNN_CUDA_MATMUL_SMALL_M_TMA_SMEM(stages)};                  \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_matmul_small_m_tma_%s_" #name,         \
+                 d ? "bf16" : "f16");                                                         \
+        tma_run_kernel(state, module, &k);                                                    \
+    }
+    CDNN_CUDA_MATMUL_SMALL_M_TMA_CONFIGS(SMALL_M_TMA_KERNELS)
+#undef SMALL_M_TMA_KERNELS
 }
 
 void test_matmul_f32(test_state_t *state, sdk_cu_module module) {
@@ -266,13 +281,16 @@ void test_matmul_f32(test_state_t *state, sdk_cu_module module) {
  * The layouts TMA takes (matmul_tma.h): A k-contiguous, B k- or
  * n-contiguous, row pitches and batch strides multiples of 8 elements.
  * The shapes have tails in every dimension against the tiles (64 in k, up
- * to 256 in m and n) and k deeper than the ring of stages; C is packed,
+ * to 256 in m and n) and k deeper than the ring of stages (the last two
+ * deeper than the small-m TMA kernels' rings too); C is packed,
  * pitched by an odd amount (no pair stores) or by a multiple of 8; every
  * output type, activation, bias and residual as above. */
 static const mm_shape_t tma_shapes[] = {
     {1, 1, 1, 1},       {1, 17, 33, 7},     {1, 64, 64, 64},     {1, 127, 129, 65},
     {2, 100, 72, 40},   {3, 37, 45, 61},    {1, 300, 200, 1000}, {1, 129, 257, 96},
     {2, 130, 260, 33},  {1, 257, 385, 200}, {1, 512, 256, 512},  {2, 64, 136, 72},
+    /* decode-like: few rows, k deeper than the small-m TMA kernels' rings */
+    {1, 16, 200, 4133}, {2, 9, 130, 2100},
 };
 #define TMA_SHAPE_COUNT ((int)(sizeof tma_shapes / sizeof tma_shapes[0]))
 
