@@ -141,38 +141,18 @@ typedef struct cdnn_cuda_matmul_params {
  * warps_m * warps_n, dynamic smem CDNN_CUDA_MATMUL_TC_SMEM(tile_m, tile_n,
  * stages). */
 #define CDNN_CUDA_MATMUL_SMALL_M_CONFIGS(X) \
-    X(16, 64, 1, 4, 8, 4)                   \
     X(64, 64, 2, 2, 6, 4)
 
-/* The streaming small-m configurations (matmul_small_m.cu, sm_90a):
- * b goes from memory straight into registers (no shared-memory staging),
- * each warp 64 columns of C over a piece of k, 16 rows (tile_m 16) a block
- * row.  X(name, warps_n, warps_k, splits, stages): a block of warps_n x
- * warps_k warps, tile_n = 64 * warps_n; a cluster of `splits` blocks a
- * tile, so k is cut into splits * warps_k pieces; `stages` groups of 16 k
- * rows in flight per warp.  Entry points
- * cdnn_cuda_matmul_small_m_stream_{f16,bf16}_<name>; grid (ceil(n /
- * tile_n) * splits, ceil(m / 16), batch), block 32 * warps_n * warps_k,
- * dynamic smem CDNN_CUDA_MATMUL_SMALL_M_STREAM_SMEM(warps_n, warps_k) (the
- * warps' partial tiles, f32).  At most 128 registers a thread (512
- * threads a multiprocessor).  A cluster of 4 on 2 blocks a multiprocessor
- * fits every GPC of even size; one of 8 may not (then a second wave). */
-#define CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS(X) \
-    X(n128s4, 2, 4, 4, 3)                         \
-    X(n256s4, 4, 4, 4, 3)                         \
-    X(n256s8, 4, 2, 8, 3)
-#define CDNN_CUDA_MATMUL_SMALL_M_STREAM_SMEM(warps_n, warps_k) \
-    ((warps_k) * 16 * (64 * (warps_n) + 4) * 4)
-/* The strip small-m configurations (matmul_small_m.cu, sm_90a): the
- * streaming k loop above, a block 64 columns of C over all of k (no split
- * of k across blocks, no cluster), its warps interleaved over k.
+/* The strip small-m configurations (matmul_small_m.cu, sm_90a): b loaded
+ * straight into registers (16-byte loads), a block 64 columns of C over
+ * all of k (no split of k across blocks, no cluster), its warps
+ * interleaved over k.
  * X(name, warps, stages).  Entry points
  * cdnn_cuda_matmul_small_m_strip_{f16,bf16}_<name>; grid (ceil(n / 64),
  * ceil(m / 16), batch), block 32 * warps, dynamic smem
  * CDNN_CUDA_MATMUL_SMALL_M_STRIP_SMEM(warps). */
 #define CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS(X) \
-    X(n64w16s2, 16, 2)                           \
-    X(n64w16, 16, 3)
+    X(n64w16s2, 16, 2)
 #define CDNN_CUDA_MATMUL_SMALL_M_STRIP_SMEM(warps) ((warps) * 16 * (64 + 4) * 4)
 /* The TMA small-m configurations (matmul_small_m.cu, sm_90a): a block is 16
  * rows and 64 columns of C over all of k, as the strip kernels, but b and a
@@ -181,8 +161,9 @@ typedef struct cdnn_cuda_matmul_params {
  * 16, tile_n 64) into a ring of `stages` 64-k steps, and one warpgroup
  * multiplies them with wgmma (C^T = B^T A^T, m64n16k16); b is loaded with
  * an L2 evict-first policy, a with evict-last.  X(name, stages).  Entry
- * points cdnn_cuda_matmul_small_m_tma_{f16,bf16}_<name>; persistent (grid at most the multiprocessors, tiles taken in
- * turn), block CDNN_CUDA_MATMUL_SMALL_M_TMA_THREADS, dynamic smem
+ * points cdnn_cuda_matmul_small_m_tma_{f16,bf16}_<name>; persistent (grid
+ * at most the multiprocessors, tiles taken in turn), block
+ * CDNN_CUDA_MATMUL_SMALL_M_TMA_THREADS, dynamic smem
  * CDNN_CUDA_MATMUL_SMALL_M_TMA_SMEM(stages): the ring (2 KiB of a, 8 KiB
  * of b a stage), 1 KiB to align it, its barriers, a 16 x 68 f32 tile. */
 #define CDNN_CUDA_MATMUL_SMALL_M_TMA_CONFIGS(X) \

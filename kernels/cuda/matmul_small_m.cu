@@ -10,12 +10,12 @@
 // tile_n) * splits, ceil(m / tile_m), batch), the cluster (splits, 1, 1)
 // fixed at compile time.  Hopper (sm_90a): clusters.
 //
-// The "stream" kernels below (cdnn_cuda_matmul_small_m_stream_*) compute
+// The "strip" kernels below (cdnn_cuda_matmul_small_m_strip_*) compute
 // the same with b loaded straight into registers instead of a cp.async
-// ring, and the "strip" kernels (cdnn_cuda_matmul_small_m_strip_*) with
-// that k loop over all of k a block, no split of k; the "tma" kernels
-// (cdnn_cuda_matmul_small_m_tma_*) the strips' order with b and a brought
-// by TMA into a shared-memory ring and wgmma; their sections say how.
+// ring, a block over all of k, no split of k; the "tma" kernels
+// (cdnn_cuda_matmul_small_m_tma_*) in the strips' order with b and a
+// brought by TMA into a shared-memory ring and wgmma; their sections say
+// how.
 #include <cooperative_groups.h>
 
 #include "hopper_async.cuh"
@@ -67,9 +67,9 @@ __device__ __forceinline__ void matmul_small_m(const cdnn_cuda_matmul_params_t &
 }
 
 
-// ---- The streaming kernels: b straight from memory into registers ----------
+// ---- The strip kernels' k loop: b straight from memory into registers ------
 //
-// A decode step reads all of b once and little else, so the kernel is a
+// A decode step reads all of b once and little else, so the k loop is a
 // stream of b: every warp keeps `Stages` groups of 16 k rows of its 64
 // columns in flight as plain 16-byte loads into registers (2 KiB a group
 // a warp), with no shared-memory staging and no block-wide barrier in the
@@ -230,61 +230,6 @@ __device__ __forceinline__ void store_partial(float *tile, int pitch, const floa
             *reinterpret_cast<float2 *>(tile + (row + 1) * pitch + col) =
                 make_float2(acc[j][h][1], acc[j][h][3]);
         }
-}
-
-template <int DType, int WarpsN, int WarpsK, int Splits, int Stages>
-__device__ __forceinline__ void matmul_small_m_stream(const cdnn_cuda_matmul_params_t &p) {
-    namespace cg = cooperative_groups;
-    constexpr int kTileN = 64 * WarpsN, kPitch = kTileN + 4, kPieces = Splits * WarpsK;
-    constexpr int kThreads = 32 * WarpsN * WarpsK;
-    extern __shared__ uint4 dynamic_shared[];
-    float *partial = reinterpret_cast<float *>(dynamic_shared); // [WarpsK][16][kPitch]
-
-    cg::cluster_group cluster = cg::this_cluster();
-    const int split = static_cast<int>(cluster.block_rank());
-    const int warp = threadIdx.x >> 5;
-    const int warp_n = warp % WarpsN, warp_k = warp / WarpsN;
-    const int64_t batch = blockIdx.z;
-    const int64_t m0 = int64_t(blockIdx.y) * 16;
-    const int64_t tile_n0 = int64_t(blockIdx.x / Splits) * kTileN, n0 = tile_n0 + warp_n * 64;
-    const auto *a = static_cast<const uint16_t *>(p.a) + batch * p.a_batch_stride;
-    const auto *b = static_cast<const uint16_t *>(p.b) + batch * p.b_batch_stride;
-
-    // This warp's piece of k, in whole groups of 16 rows.
-    const int64_t groups = (p.k + 15) / 16, per_piece = (groups + kPieces - 1) / kPieces;
-    const int64_t piece = int64_t(split) * WarpsK + warp_k;
-    const int64_t begin = min(groups, piece * per_piece), end = min(groups, begin + per_piece);
-    // The fast path stops before a last group cut short by k's end.
-    const int64_t fast_end = streamable(p, a, b, n0) ? max(begin, min(end, p.k / 16)) : begin;
-
-    float acc[4][2][4] = {};
-    stream_groups<DType, Stages, true>(p, a, b, m0, n0, begin, 1, fast_end - begin, acc);
-    stream_groups<DType, 1, false>(p, a, b, m0, n0, fast_end, 1, end - fast_end, acc);
-
-    // The warp's partial tile: element (row, column) of C at
-    // partial[(warp_k * 16 + row) * kPitch + column - tile_n0].
-    store_partial(partial + warp_k * 16 * kPitch + warp_n * 64, kPitch, acc);
-    cluster.sync(); // every warp's partial tile is in its block's shared memory
-
-    const float *partials[Splits];
-#pragma unroll
-    for (int r = 0; r < Splits; ++r)
-        partials[r] = cluster.map_shared_rank(partial, r);
-    // Block r finishes elements r * threads + i, (r + splits) * threads + i,
-    // ...: consecutive threads take consecutive columns, so stores coalesce.
-#pragma unroll 1
-    for (int e = split * kThreads + static_cast<int>(threadIdx.x); e < 16 * kTileN;
-         e += Splits * kThreads) {
-        const int row = e / kTileN, col = e % kTileN;
-        float sum = 0;
-#pragma unroll
-        for (int r = 0; r < Splits; ++r)
-#pragma unroll
-            for (int w = 0; w < WarpsK; ++w)
-                sum += partials[r][(w * 16 + row) * kPitch + col];
-        finish_element(p, batch, m0 + row, tile_n0 + col, sum);
-    }
-    cluster.sync(); // no block leaves while another still reads its partial tile
 }
 
 // The strip kernels: a block is 64 columns of C over ALL of k, its Warps
@@ -534,19 +479,6 @@ __device__ __forceinline__ void matmul_small_m_tma(const cdnn_cuda_matmul_tma_pa
     CDNN_MATMUL_SMALL_M_ENTRY(CDNN_CUDA_BF16, bf16, tm, tn, wm, wn, stages, splits)
 
 CDNN_CUDA_MATMUL_SMALL_M_CONFIGS(CDNN_MATMUL_SMALL_M_ENTRIES)
-
-#define CDNN_MATMUL_SMALL_M_STREAM_ENTRY(dtype, dname, name, wn, wk, splits, stages)         \
-    extern "C" __global__ void __cluster_dims__(splits, 1, 1)                                \
-        __launch_bounds__(32 * (wn) * (wk), 16 / ((wn) * (wk)))                                \
-        cdnn_cuda_matmul_small_m_stream_##dname##_##name(                                    \
-            const __grid_constant__ cdnn_cuda_matmul_params_t params) {                      \
-        cdnn::matmul_small_m_stream<dtype, wn, wk, splits, stages>(params);                  \
-    }
-#define CDNN_MATMUL_SMALL_M_STREAM_ENTRIES(name, wn, wk, splits, stages)                     \
-    CDNN_MATMUL_SMALL_M_STREAM_ENTRY(CDNN_CUDA_F16, f16, name, wn, wk, splits, stages)      \
-    CDNN_MATMUL_SMALL_M_STREAM_ENTRY(CDNN_CUDA_BF16, bf16, name, wn, wk, splits, stages)
-
-CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS(CDNN_MATMUL_SMALL_M_STREAM_ENTRIES)
 
 #define CDNN_MATMUL_SMALL_M_STRIP_ENTRY(dtype, dname, name, warps, stages)                    \
     extern "C" __global__ void __launch_bounds__(32 * (warps), 16 / (warps))                  \

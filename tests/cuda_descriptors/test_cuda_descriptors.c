@@ -178,26 +178,6 @@ static void matmul_small_m(int tm, int tn, int wm, int wn, int stages, int split
 }
 #endif
 
-#ifdef CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS
-/* The streaming small-m kernels: 16 rows and 64 * warps_n columns a tile,
- * a cluster of split_k blocks a tile, rows up to max_m as above. */
-static void matmul_small_m_stream(const char *name, int wn, int wk, int splits)
-{
-    static const char *const dtypes[] = {"f16", "bf16"};
-    for (int i = 0; i < 2; i++) {
-        truth_t *t = new_truth("cuda-matmul-v1", "matmul_small_m",
-                               "cdnn_cuda_matmul_small_m_stream_%s_%s", dtypes[i], name);
-        exact_text(t, "dtype", dtypes[i]);
-        exact(t, "tile_m", 16);
-        exact(t, "tile_n", 64L * wn);
-        exact(t, "threads", 32L * wn * wk);
-        exact(t, "smem", CDNN_CUDA_MATMUL_SMALL_M_STREAM_SMEM(wn, wk));
-        exact(t, "split_k", splits);
-        ranged(t, "max_m", 1, 65535L * 16, 1);
-    }
-}
-#endif
-
 #ifdef CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS
 /* The strip small-m kernels: 16 rows and 64 columns a block over all of k
  * (no split_k), rows up to max_m as above. */
@@ -413,11 +393,6 @@ static void make_truths(void)
 #define SMALL_M(tm, tn, wm, wn, stages, splits) matmul_small_m(tm, tn, wm, wn, stages, splits);
     CDNN_CUDA_MATMUL_SMALL_M_CONFIGS(SMALL_M)
 #undef SMALL_M
-#endif
-#ifdef CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS
-#define SMALL_M_STREAM(name, wn, wk, splits, stages) matmul_small_m_stream(#name, wn, wk, splits);
-    CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS(SMALL_M_STREAM)
-#undef SMALL_M_STREAM
 #endif
 #ifdef CDNN_CUDA_MATMUL_SMALL_M_STRIP_CONFIGS
 #define SMALL_M_STRIP(name, warps, stages) matmul_small_m_strip(#name, warps);

@@ -222,19 +222,6 @@ void test_matmul_small_m(test_state_t *state, sdk_cu_module module) {
     }
     CDNN_CUDA_MATMUL_SMALL_M_CONFIGS(SMALL_M_KERNELS)
 #undef SMALL_M_KERNELS
-    /* The streaming ones: 16 rows and 64 * warps_n columns a tile. */
-#define SMALL_M_STREAM_KERNELS(name, wn, wk, split_k, stages)                                 \
-    for (int d = 0; d < 2; ++d) {                                                             \
-        mm_kernel_t k = {.ab_type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = 16,          \
-                         .tile_n = 64 * (wn), .threads = 32 * (wn) * (wk),                    \
-                         .smem = CDNN_CUDA_MATMUL_SMALL_M_STREAM_SMEM(wn, wk),                \
-                         .splits = split_k};                                                  \
-        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_matmul_small_m_stream_%s_" #name,      \
-                 d ? "bf16" : "f16");                                                         \
-        mm_run_kernel(state, module, &k);                                                     \
-    }
-    CDNN_CUDA_MATMUL_SMALL_M_STREAM_CONFIGS(SMALL_M_STREAM_KERNELS)
-#undef SMALL_M_STREAM_KERNELS
     /* The strip ones: 16 rows and 64 columns a block, all of k. */
 #define SMALL_M_STRIP_KERNELS(name, warps, stages)                                            \
     for (int d = 0; d < 2; ++d) {                                                             \
