@@ -97,22 +97,6 @@ static inline const char *cdnn_cuda_conv_tma_refusal(const cdnn_cuda_conv_params
 }
 
 /**
- * NULL if the direct-epilogue Hopper conv kernels (metadata
- * epilogue=direct) can run p, else why not: what the TMA kernels take, with
- * y's channels contiguous (each lane stores its pairs of adjacent filters).
- */
-static inline const char *cdnn_cuda_conv_direct_refusal(const cdnn_cuda_conv_params_t *p,
-                                                        int check_pointers)
-{
-    const char *why = cdnn_cuda_conv_tma_refusal(p, check_pointers);
-    if (why)
-        return why;
-    if (p->y_strides[3] != 1)
-        return "the direct-epilogue conv kernels need y's channels contiguous";
-    return NULL;
-}
-
-/**
  * NULL if the stem kernels (cuda_kernel.h, CDNN_CUDA_CONV_STEM_*; metadata
  * stem=1) can run p, else why not (a static string).  With check_pointers
  * 0 only the layout is judged; with 1 the addresses too.

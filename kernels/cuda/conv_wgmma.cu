@@ -70,16 +70,16 @@ __device__ __forceinline__ void conv_wgmma(const cdnn_cuda_conv_tma_params_t &pa
     });
 }
 
-// ---- the direct epilogue (v2) ------------------------------------------------------------
+// ---- the register epilogue (the stem's, for y the TMA stores refuse) ----------------------
 //
-// A short-k tile (a 1x1 convolution over 64 channels: one k step) is all
-// epilogue, and the buffered one of wgmma_gemm.cuh issues ~700 instructions
-// per warp's 16 x 32 chunk (ncu, bench/gpu/notes/conv.md).  Here, where y's
-// channels are contiguous (the handler refuses the rest), each lane
-// finishes its own accumulator pairs in registers -- bias, the activation
-// fixed at compile time, packing -- and stores each pair as one word (4
-// bytes for 16-bit y, 8 for f32) where the row is aligned for it, else
-// element by element.
+// Each lane finishes its own accumulator pairs in registers -- bias, the
+// activation fixed at compile time, packing -- and stores each pair as one
+// word (4 bytes for 16-bit y, 8 for f32) where the row is aligned for it,
+// else element by element.  The implicit-GEMM kernels had a set of these
+// too (v2), dropped after they lost to the buffered and TMA-store ones in
+// every row measured (bench/gpu/notes/conv.md); the stem keeps it for the
+// y its TMA stores cannot write (f32, k not a multiple of 8, unaligned
+// pixels): there it is still 9x the mma.sync kernels.
 
 __device__ __forceinline__ uint32_t pack_pair(float lo, float hi, bool bf16) {
     if (bf16) {
@@ -159,73 +159,16 @@ __device__ __forceinline__ void finish_pairs_any(int32_t activation, const float
 #undef CDNN_FINISH_PAIRS
 }
 
-// A consumer warpgroup of the direct kernels: wgmma_gemm.cuh's tile_k_loop
-// (the same ring protocol and k loop), finished by finish_pairs.
-template <int DType, int TileM, int TileN, int Stages>
-__device__ __forceinline__ void consume_direct(const cdnn_cuda_matmul_params_t &p,
-                                               const Ring &ring, int consumer) {
-    constexpr int kSubTiles = TileM / kConsumers / 64;
-    const int64_t k_steps = (p.k + kTileK - 1) / kTileK, tiles = tile_count<TileM, TileN>(p);
-    const int row0 = consumer * 64 * kSubTiles;
-    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-    const int64_t row_bytes = p.c_row_stride * (p.c_type == CDNN_CUDA_F32 ? 4 : 2);
-    float acc[kSubTiles][TileN / 2];
-    int64_t step = 0;
-    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const Tile tile = tile_at<TileM, TileN>(p, t);
-        tile_k_loop<DType, TileM, TileN, Stages, true, 1>(ring, row0, lane, k_steps, step, acc);
-#pragma unroll
-        for (int st = 0; st < kSubTiles; ++st) {
-            fence_registers(acc[st]);
-            const int64_t r = tile.m0 + row0 + 64 * st + 16 * warp + lane / 4;
-            uint8_t *row_a = static_cast<uint8_t *>(p.c) + r * row_bytes;
-            finish_pairs_any<TileN>(p.activation, acc[st], r < p.m ? row_a : nullptr,
-                                    r + 8 < p.m ? row_a + 8 * row_bytes : nullptr, tile.n0, p.n,
-                                    p.c_type, p.bias, p.bias_stride, p.bias_type);
-        }
-    }
-}
-
-// gemm_kernel with consume_direct (no epilogue buffers).
-template <int DType, int TileM, int TileN, int Stages>
-__device__ __forceinline__ void conv_wgmma_direct(const cdnn_cuda_conv_tma_params_t &params) {
-    using L = Layout<TileM, TileN, Stages>;
-    extern __shared__ uint8_t dynamic_shared[];
-    const uint32_t base = smem_address(dynamic_shared);
-    Ring ring;
-    ring.base = (base + 1023) & ~1023u;
-    ring.full = ring.base + L::kRingBytes;
-    ring.empty = ring.full + 8 * Stages;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < Stages; ++s) {
-            barrier_init(ring.full + 8 * s, 1);
-            barrier_init(ring.empty + 8 * s, kConsumers * 4);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    const int warpgroup = threadIdx.x / 128;
-    if (warpgroup == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-        if (threadIdx.x == 0)
-            produce_conv<TileM, TileN, Stages>(params, ring);
-    } else {
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-        consume_direct<DType, TileM, TileN, Stages>(params.gemm, ring, warpgroup - 1);
-    }
-}
-
 // ---- the TMA-store epilogue (v4) --------------------------------------------------------
 //
-// v2's direct stores left the short-k rows where they were: their ~0.6 TB/s
-// of y is stores from registers, each consumer thread with about one in
-// flight.  Here each consumer warpgroup finishes its 64 x TileN block in
-// registers as v2 does, writes it into a shared-memory buffer of its own
-// (the 128-byte swizzle: conflict-free, 8 rows of a lane quad in 8 chunks)
-// and one thread hands the buffer to the copy engine, 64 x 64 boxes of a
-// tiled map of y, which clips what lies past y.  The buffer is rewritten
-// only once the engine has read it (wait_group.read), so the stores drain
-// while the next tile's wgmma run.
+// Register stores leave y draining at ~0.6 TB/s (v2: each consumer thread
+// with about one store in flight).  Here each consumer warpgroup finishes
+// its 64 x TileN block in registers, writes it into a shared-memory buffer
+// of its own (the 128-byte swizzle: conflict-free, 8 rows of a lane quad in
+// 8 chunks) and one thread hands the buffer to the copy engine, 64 x 64
+// boxes of a tiled map of y, which clips what lies past y.  The buffer is
+// rewritten only once the engine has read it (wait_group.read), so the
+// stores drain while the next tile's wgmma run.
 
 __device__ __forceinline__ void tma_store_3d(const cdnn_cuda_tensor_map_t *map, uint32_t src,
                                              int32_t c0, int32_t c1, int32_t c2) {
@@ -532,7 +475,7 @@ __device__ __forceinline__ void stem_produce(const cdnn_cuda_conv_params_t &p, u
 }
 
 // A consumer warpgroup: pixels [64 consumer, 64 consumer + 64) of each row.
-// y_map NULL: the direct epilogue; else through buf by TMA (v4), the map's
+// y_map NULL: the register epilogue; else through buf by TMA (v4), the map's
 // dims {k, q, n * p}.
 template <int DType>
 __device__ __forceinline__ void stem_consume(const cdnn_cuda_conv_params_t &p, uint32_t a_ring,
@@ -581,7 +524,7 @@ __device__ __forceinline__ void stem_consume(const cdnn_cuda_conv_params_t &p, u
         bulk_wait_all();
 }
 
-// y_map NULL: the stem with the direct epilogue; else with TMA stores, two
+// y_map NULL: the stem with the register epilogue; else with TMA stores, two
 // 64 x 64 buffers after the filter.
 template <int DType>
 __device__ __forceinline__ void conv_stem(const cdnn_cuda_conv_params_t &p,
@@ -624,18 +567,6 @@ __device__ __forceinline__ void conv_stem(const cdnn_cuda_conv_params_t &p,
     CDNN_CONV_WGMMA_ENTRY(CDNN_CUDA_BF16, bf16, tm, tn, stages)
 
 CDNN_CUDA_CONV_WGMMA_CONFIGS(CDNN_CONV_WGMMA_ENTRIES)
-
-#define CDNN_CONV_WGMMA_DIRECT_ENTRY(dtype, name, tm, tn, stages)                              \
-    extern "C" __global__ void __launch_bounds__(CDNN_CUDA_MATMUL_WGMMA_THREADS, 1)            \
-        cdnn_cuda_conv_wgmma_direct_##name##_##tm##x##tn(                                      \
-            const __grid_constant__ cdnn_cuda_conv_tma_params_t params) {                      \
-        cdnn::conv_wgmma_direct<dtype, tm, tn, stages>(params);                                \
-    }
-#define CDNN_CONV_WGMMA_DIRECT_ENTRIES(tm, tn, stages)                  \
-    CDNN_CONV_WGMMA_DIRECT_ENTRY(CDNN_CUDA_F16, f16, tm, tn, stages)    \
-    CDNN_CONV_WGMMA_DIRECT_ENTRY(CDNN_CUDA_BF16, bf16, tm, tn, stages)
-
-CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS(CDNN_CONV_WGMMA_DIRECT_ENTRIES)
 
 extern "C" __global__ void __launch_bounds__(CDNN_CUDA_CONV_STEM_THREADS, 1)
     cdnn_cuda_conv_stem_f16(const __grid_constant__ cdnn_cuda_conv_params_t params) {

@@ -631,18 +631,6 @@ typedef struct cdnn_cuda_conv_params {
     X(256, 64, 5)                        \
     X(128, 64, 8)
 
-/* cdnn_cuda_conv_wgmma_direct_{f16,bf16}_TMxTN: the same kernels with the
- * direct epilogue (each lane finishes its own accumulator pairs in
- * registers and stores them as 4-byte words; no shared-memory round trip):
- * the same params, maps and launch; they take only y with channels
- * contiguous (y_strides[3] == 1).  Metadata "epilogue=direct".  X(tile_m, tile_n,
- * stages) */
-#define CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS(X) \
-    X(128, 256, 4)                              \
-    X(128, 128, 6)                              \
-    X(256, 64, 5)                               \
-    X(128, 64, 8)
-
 /* The stem kernels (conv_wgmma.cu, sm_90a): cdnn_cuda_conv_stem_{f16,bf16}
  * take the convolutions whose few input channels the im2col map cannot
  * walk (its pixel stride must be a multiple of 16 bytes): ResNet's 7x7
@@ -652,7 +640,7 @@ typedef struct cdnn_cuda_conv_params {
  * shared memory beside zero margins and repacks them into the A tile of
  * r * s * c taps (zero-padded to DEPTH, 128-byte swizzled); the filter
  * stays in shared memory for the whole launch; two wgmma consumer
- * warpgroups (64 pixels each, n 64) finish with the direct epilogue.
+ * warpgroups (64 pixels each, n 64) finish in registers.
  * Params: cdnn_cuda_conv_params_t.  Layouts (conv_tma.h,
  * cdnn_cuda_conv_stem_refusal): x and w of the kernel's dtype; r, s, c and
  * both strides as below, dilation 1; x channels-contiguous with packed

@@ -23,8 +23,7 @@
  * mma.sync kernels take them), misaligned addresses BAD_PARAM at run.
  * Their launch values end with tile_m and tile_n; they are persistent:
  * grid (tiles, 1) in the values, at run no more blocks than the device
- * has multiprocessors.  Those whose metadata says epilogue=direct take
- * only y with channels contiguous (cdnn_cuda_conv_direct_refusal).
+ * has multiprocessors.
  *
  * Kernels whose metadata says stem=1 (conv_wgmma.cu's stem kernels, few
  * input channels) take the plain params, a tile per output row: grid
@@ -76,8 +75,7 @@ enum {
 #define STEM_STORE_MARK 0x53746d53LL
 #define TMA_STORE_MARK 0x546d6153LL
 enum {
-    LAUNCH_PLAIN, LAUNCH_TMA, LAUNCH_TMA_DIRECT, LAUNCH_TMA_STORE, LAUNCH_STEM,
-    LAUNCH_STEM_STORE
+    LAUNCH_PLAIN, LAUNCH_TMA, LAUNCH_TMA_STORE, LAUNCH_STEM, LAUNCH_STEM_STORE
 };
 
 /* What the kernels index in 32 bits (cuda_kernel.h). */
@@ -145,7 +143,7 @@ static cdnn_status_t put_launch(int64_t *v, const conv_cuda_pattern_t *p,
                         "grid holds (%d)", (long long)columns, MAX_GRID_Y);
     v[V_GRID_X] = rows;
     v[V_GRID_Y] = columns;
-    if (kind == LAUNCH_TMA || kind == LAUNCH_TMA_DIRECT || kind == LAUNCH_TMA_STORE) {
+    if (kind == LAUNCH_TMA || kind == LAUNCH_TMA_STORE) {
         v[V_GRID_X] = rows * columns; /* persistent: capped at run */
         v[V_GRID_Y] = 1;
         v[V_TMA_TILE_M] = tile_m;
@@ -186,7 +184,6 @@ static cdnn_status_t check_layout(const int64_t *v, int kind)
     cdnn_cuda_conv_params_t p;
     params_layout(v, &p);
     const char *why = kind == LAUNCH_TMA          ? cdnn_cuda_conv_tma_refusal(&p, 0)
-                      : kind == LAUNCH_TMA_DIRECT ? cdnn_cuda_conv_direct_refusal(&p, 0)
                       : kind == LAUNCH_TMA_STORE  ? cdnn_cuda_conv_store_refusal(&p, 0)
                       : kind == LAUNCH_STEM       ? cdnn_cuda_conv_stem_refusal(&p, 0)
                       : kind == LAUNCH_STEM_STORE ? cdnn_cuda_conv_stem_store_refusal(&p, 0)
@@ -232,9 +229,7 @@ static int launch_kind(const sdk_kpack_kv_t *m, int32_t n)
     if (stem && strcmp(stem, "1") == 0)
         return store ? LAUNCH_STEM_STORE : LAUNCH_STEM;
     if (maps && strcmp(maps, "1") == 0)
-        return store ? LAUNCH_TMA_STORE
-               : epilogue && strcmp(epilogue, "direct") == 0 ? LAUNCH_TMA_DIRECT
-                                                             : LAUNCH_TMA;
+        return store ? LAUNCH_TMA_STORE : LAUNCH_TMA;
     return LAUNCH_PLAIN;
 }
 

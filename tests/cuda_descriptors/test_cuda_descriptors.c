@@ -252,25 +252,6 @@ static void conv_wgmma(int tm, int tn, int stages)
 }
 #endif
 
-#ifdef CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS
-/* The same with the direct epilogue (epilogue=direct). */
-static void conv_wgmma_direct(int tm, int tn, int stages)
-{
-    static const char *const dtypes[] = {"f16", "bf16"};
-    for (int i = 0; i < 2; i++) {
-        truth_t *t = new_truth("cuda-conv-v1", "conv_wgmma",
-                               "cdnn_cuda_conv_wgmma_direct_%s_%dx%d", dtypes[i], tm, tn);
-        exact_text(t, "dtype", dtypes[i]);
-        exact(t, "tile_m", tm);
-        exact(t, "tile_n", tn);
-        exact(t, "threads", CDNN_CUDA_MATMUL_WGMMA_THREADS);
-        exact(t, "smem", CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages));
-        exact(t, "tensor_maps", 1);
-        exact_text(t, "epilogue", "direct");
-    }
-}
-#endif
-
 #ifdef CDNN_CUDA_CONV_WGMMA_STORE_CONFIGS
 /* The same with the TMA-store epilogue (epilogue=tma_store), its own smem. */
 static void conv_wgmma_store(int tm, int tn, int stages)
@@ -418,11 +399,6 @@ static void make_truths(void)
 #define CONV_WGMMA(tm, tn, stages) conv_wgmma(tm, tn, stages);
     CDNN_CUDA_CONV_WGMMA_CONFIGS(CONV_WGMMA)
 #undef CONV_WGMMA
-#endif
-#ifdef CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS
-#define CONV_WGMMA_DIRECT(tm, tn, stages) conv_wgmma_direct(tm, tn, stages);
-    CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS(CONV_WGMMA_DIRECT)
-#undef CONV_WGMMA_DIRECT
 #endif
 #ifdef CDNN_CUDA_CONV_STEM_SMEM
     conv_stem();

@@ -252,7 +252,7 @@ static const conv_case_t tma_cases[] = {
 };
 #define TMA_CASE_COUNT ((int)(sizeof tma_cases / sizeof tma_cases[0]))
 
-enum { EPILOGUE_BUFFERED, EPILOGUE_DIRECT, EPILOGUE_TMA_STORE };
+enum { EPILOGUE_BUFFERED, EPILOGUE_TMA_STORE };
 
 static void conv_tma_run_kernel(test_state_t *state, sdk_cu_module module,
                                 const conv_kernel_t *kernel, int epilogue) {
@@ -269,9 +269,8 @@ static void conv_tma_run_kernel(test_state_t *state, sdk_cu_module module,
         cdnn_cuda_conv_tma_params_t *tp = &ts.tma;
         memset(&ts, 0, sizeof ts);
         tp->conv = r.p;
-        const char *why = epilogue == EPILOGUE_DIRECT ? cdnn_cuda_conv_direct_refusal(&r.p, 1)
-                          : epilogue == EPILOGUE_TMA_STORE ? cdnn_cuda_conv_store_refusal(&r.p, 1)
-                                                           : cdnn_cuda_conv_tma_refusal(&r.p, 1);
+        const char *why = epilogue == EPILOGUE_TMA_STORE ? cdnn_cuda_conv_store_refusal(&r.p, 1)
+                                                         : cdnn_cuda_conv_tma_refusal(&r.p, 1);
         if (epilogue == EPILOGUE_TMA_STORE && r.p.k % 8 != 0) { /* must be refused */
             if (!why) {
                 printf("FAIL %s case %d: k %lld taken\n", kernel->symbol, i, (long long)r.p.k);
@@ -435,23 +434,10 @@ void test_conv_wgmma(test_state_t *state, sdk_cu_module module) {
                            .smem = CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages)};                \
         snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_wgmma_%s_%dx%d", d ? "bf16" : "f16", \
                  tm, tn);                                                                       \
-        conv_tma_run_kernel(state, module, &k, EPILOGUE_BUFFERED);                                              \
+        conv_tma_run_kernel(state, module, &k, EPILOGUE_BUFFERED);                              \
     }
     CDNN_CUDA_CONV_WGMMA_CONFIGS(CONV_WGMMA_KERNELS)
 #undef CONV_WGMMA_KERNELS
-    /* The direct epilogue (v2): the same cases; y f32, f16 and bf16, packed
-     * and with padded channels (odd pixel strides: the unaligned pairs). */
-#define CONV_WGMMA_DIRECT_KERNELS(tm, tn, stages)                                               \
-    for (int d = 0; d < 2; ++d) {                                                               \
-        conv_kernel_t k = {.type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,             \
-                           .tile_n = tn, .threads = CDNN_CUDA_MATMUL_WGMMA_THREADS,              \
-                           .smem = CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages)};                \
-        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_conv_wgmma_direct_%s_%dx%d",              \
-                 d ? "bf16" : "f16", tm, tn);                                                   \
-        conv_tma_run_kernel(state, module, &k, EPILOGUE_DIRECT);                                              \
-    }
-    CDNN_CUDA_CONV_WGMMA_DIRECT_CONFIGS(CONV_WGMMA_DIRECT_KERNELS)
-#undef CONV_WGMMA_DIRECT_KERNELS
     /* The TMA-store epilogue (v4): the same cases, y f16 or bf16 (packed,
      * or pixels padded to a multiple of 8), filter tails (96) clipped by TMA;
      * k not a multiple of 8 (130) must be refused. */
