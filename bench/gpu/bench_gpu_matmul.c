@@ -159,17 +159,21 @@ typedef struct config {
     unsigned smem;
     int tma;     /* a matmul_wgmma kernel */
     int cluster; /* its blocks a cluster (the _c2 kernels: 2), else 0 */
+    int store;   /* C stored by TMA (the _store kernels) */
 } config_t;
 
 static const config_t configs[] = {
-#define CONFIG(tm, tn, wm, wn, stages) {tm, tn, 32 * (wm) * (wn), CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages), 0, 0},
+#define CONFIG(tm, tn, wm, wn, stages) {tm, tn, 32 * (wm) * (wn), CDNN_CUDA_MATMUL_TC_SMEM(tm, tn, stages), 0, 0, 0},
     CDNN_CUDA_MATMUL_TC_CONFIGS(CONFIG)
 #undef CONFIG
-#define CONFIG(tm, tn, stages) {tm, tn, CDNN_CUDA_MATMUL_WGMMA_THREADS, CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), 1, 0},
+#define CONFIG(tm, tn, stages) {tm, tn, CDNN_CUDA_MATMUL_WGMMA_THREADS, CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), 1, 0, 0},
     CDNN_CUDA_MATMUL_WGMMA_CONFIGS(CONFIG)
 #undef CONFIG
-#define CONFIG(tm, tn, stages) {tm, tn, CDNN_CUDA_MATMUL_WGMMA_THREADS, CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), 1, 2},
+#define CONFIG(tm, tn, stages) {tm, tn, CDNN_CUDA_MATMUL_WGMMA_THREADS, CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages), 1, 2, 0},
     CDNN_CUDA_MATMUL_WGMMA_C2_CONFIGS(CONFIG)
+#undef CONFIG
+#define CONFIG(tm, tn, stages, slots) {tm, tn, CDNN_CUDA_MATMUL_WGMMA_THREADS, CDNN_CUDA_MATMUL_WGMMA_STORE_SMEM(tm, tn, stages, slots), 1, 0, 1},
+    CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS(CONFIG)
 #undef CONFIG
 };
 
@@ -195,15 +199,23 @@ static void bench_shape(const gpu_t *gpu, sdk_cu_module modules[2], int32_t type
             continue;
         char symbol[64];
         snprintf(symbol, sizeof symbol, "cdnn_cuda_matmul_%s%s_%dx%d",
-                 configs[c].cluster ? "wgmma_c2_" : configs[c].tma ? "wgmma_" : "",
+                 configs[c].cluster ? "wgmma_c2_"
+                 : configs[c].store ? "wgmma_store_"
+                 : configs[c].tma   ? "wgmma_"
+                                    : "",
                  type_name(type), configs[c].tile_m, configs[c].tile_n);
         sdk_cu_function fn = gpu_function(gpu, modules[configs[c].tma], symbol);
-        cdnn_cuda_matmul_tma_params_t t = {.matmul = p};
+        /* the store kernels' params; the other wgmma kernels take t.tma */
+        cdnn_cuda_matmul_tma_store_params_t t = {.tma.matmul = p};
         if (configs[c].tma) {
             gpu_check(gpu, gpu->cu->func_set_attribute(fn, GPU_FUNC_MAX_DYNAMIC_SHARED, (int)configs[c].smem),
                       "cuFuncSetAttribute");
-            gpu_check(gpu, cdnn_cuda_matmul_tma_encode(&t, configs[c].tile_m, configs[c].tile_n,
-                                                       gpu->cu->tensor_map_encode_tiled),
+            gpu_check(gpu,
+                      configs[c].store
+                          ? cdnn_cuda_matmul_tma_store_encode(&t, configs[c].tile_m, configs[c].tile_n,
+                                                              gpu->cu->tensor_map_encode_tiled)
+                          : cdnn_cuda_matmul_tma_encode(&t.tma, configs[c].tile_m, configs[c].tile_n,
+                                                        gpu->cu->tensor_map_encode_tiled),
                       "cuTensorMapEncodeTiled");
         }
         unsigned grid_x = (unsigned)((s->n + configs[c].tile_n - 1) / configs[c].tile_n);

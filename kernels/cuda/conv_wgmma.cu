@@ -81,15 +81,6 @@ __device__ __forceinline__ void conv_wgmma(const cdnn_cuda_conv_tma_params_t &pa
 // y its TMA stores cannot write (f32, k not a multiple of 8, unaligned
 // pixels): there it is still 9x the mma.sync kernels.
 
-__device__ __forceinline__ uint32_t pack_pair(float lo, float hi, bool bf16) {
-    if (bf16) {
-        const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-        return *reinterpret_cast<const uint32_t *>(&v);
-    }
-    const __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t *>(&v);
-}
-
 // Columns col, col + 1 of a row at y (row already offset), f32 pair or
 // 16-bit pair; col + 1 == n stores col alone; `words` says the pair may be
 // one 4-byte (8-byte for f32) store.
@@ -170,31 +161,6 @@ __device__ __forceinline__ void finish_pairs_any(int32_t activation, const float
 // rewritten only once the engine has read it (wait_group.read), so the
 // stores drain while the next tile's wgmma run.
 
-__device__ __forceinline__ void tma_store_3d(const cdnn_cuda_tensor_map_t *map, uint32_t src,
-                                             int32_t c0, int32_t c1, int32_t c2) {
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
-                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(c0), "r"(c1), "r"(c2)
-                 : "memory");
-}
-__device__ __forceinline__ void bulk_commit() {
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-}
-// The committed stores have read their shared memory (not yet landed).
-__device__ __forceinline__ void bulk_wait_read() {
-    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-}
-// The committed stores are done.
-__device__ __forceinline__ void bulk_wait_all() {
-    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-}
-__device__ __forceinline__ void fence_async_shared() {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-// The 128 threads of consumer warpgroup `consumer` (named barriers 2, 3).
-__device__ __forceinline__ void consumer_sync(int consumer) {
-    asm volatile("bar.sync %0, 128;\n" ::"r"(2 + consumer) : "memory");
-}
-
 // This lane's accumulator pairs of a 64 x TileN block, finished (bias from
 // column col0 on, the activation), into buf: 64-column boxes 8 KiB apart,
 // each 64 rows of 128 bytes, 16-byte chunk c of row r at chunk c ^ (r % 8).
@@ -255,7 +221,7 @@ __device__ __forceinline__ void store_block(const float (&acc)[TileN / 2], int c
                                             int64_t bias_stride, int32_t bias_type) {
     const bool leader = threadIdx.x % 128 == 0;
     if (leader)
-        bulk_wait_read();
+        bulk_wait_read<0>();
     consumer_sync(consumer);
     finish_to_buffer_any<TileN>(activation, acc, buf, col0, n, type == CDNN_CUDA_BF16, bias,
                                 bias_stride, bias_type);

@@ -243,6 +243,32 @@ typedef struct cdnn_cuda_matmul_tma_params {
                                      n-contiguous: {n, k, batch}, box {64, 64, 1} */
 } cdnn_cuda_matmul_tma_params_t;
 
+/* cdnn_cuda_matmul_wgmma_store_{f16,bf16}_TMxTN: the same function with C
+ * stored by TMA: each consumer warpgroup packs its finished 64 x 64 boxes
+ * into shared memory (`slots` buffers of 8 KiB each, used in turn) and one
+ * thread stores them, so the consumers return to the next tile's k loop
+ * while the stores drain.  Params cdnn_cuda_matmul_tma_store_params_t: the
+ * wgmma kernels' params, then c_map, a tiled map of C with dims {n, m,
+ * batch}, box {64, 64, 1}, the 128-byte swizzle (matmul_tma.h encodes
+ * it).  They take C f16 or bf16, row-major (c_col_stride 1), n and its
+ * row and batch strides multiples of 8 elements (the copy engine clips a
+ * store only to 16 bytes), 16-byte aligned, and no residual
+ * (cdnn_cuda_matmul_tma_store_refusal).  Launch: as the wgmma kernels; no
+ * clusters.  X(tile_m, tile_n, stages, slots) */
+#define CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS(X) \
+    X(128, 256, 4, 2)                            \
+    X(256, 128, 4, 2)                            \
+    X(128, 192, 4, 3)
+/* Alignment slack, the ring, its barriers padded to 1 KiB (the boxes stay
+ * 1024-aligned for the swizzle), two consumers' box buffers. */
+#define CDNN_CUDA_MATMUL_WGMMA_STORE_SMEM(tm, tn, stages, slots) \
+    (1024 + (stages) * ((tm) + (tn)) * 128 + 1024 + 2 * (slots) * 64 * 64 * 2)
+
+typedef struct cdnn_cuda_matmul_tma_store_params {
+    cdnn_cuda_matmul_tma_params_t tma;
+    cdnn_cuda_tensor_map_t c_map; /* C: dims {n, m, batch}, box {64, 64, 1} */
+} cdnn_cuda_matmul_tma_store_params_t;
+
 /* The f32 SIMT configurations: X(tile_m, tile_n, per-thread rows,
  * per-thread cols); tile_k 16, threads = (tile_m / rows) * (tile_n / cols),
  * smem 0 (static).  Entry points cdnn_cuda_matmul_f32_<tile_m>x<tile_n>. */
@@ -723,6 +749,8 @@ typedef struct cdnn_cuda_conv_stem_store_params {
 CDNN_CUDA_STATIC_ASSERT(sizeof(void *) == 8, "the ABI is for 64-bit hosts");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_matmul_params_t) == 200, "matmul params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_matmul_tma_params_t) == 512, "matmul tma params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_matmul_tma_store_params_t) == 640,
+                        "matmul tma store params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_pointwise_params_t) == 456, "pointwise params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_norm_params_t) == 120, "norm params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_softmax_params_t) == 80, "softmax params layout");

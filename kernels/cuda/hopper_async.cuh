@@ -73,6 +73,34 @@ __device__ __forceinline__ void tma_prefetch_map(const cdnn_cuda_tensor_map_t *m
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
+// The box of shared memory at src to a 3-d `map` at (c0, c1, c2): a bulk
+// store, which the copy engine clips to the tensor's bounds.  Completes in
+// the thread's bulk group once committed.
+__device__ __forceinline__ void tma_store_3d(const cdnn_cuda_tensor_map_t *map, uint32_t src,
+                                             int32_t c0, int32_t c1, int32_t c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() {
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// All but the `Pending` most recently committed store groups have read
+// their shared memory (not yet landed), so it may be rewritten.
+template <int Pending>
+__device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(Pending) : "memory");
+}
+// The committed stores are done.
+__device__ __forceinline__ void bulk_wait_all() {
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+// Orders this thread's shared-memory writes before the async proxy's (the
+// copy engine's, wgmma's) reads of them.
+__device__ __forceinline__ void fence_async_shared() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
 // ---- clusters ----------------------------------------------------------------------------
 
 // As tma_load, but the box lands at the same offset dst in the shared

@@ -112,4 +112,51 @@ static inline int cdnn_cuda_matmul_tma_encode(cdnn_cuda_matmul_tma_params_t *t, 
     return r;
 }
 
+/**
+ * NULL if the TMA-store kernels (cdnn_cuda_matmul_wgmma_store_*) can run p,
+ * else why not: those of cdnn_cuda_matmul_tma_refusal, and C must be f16
+ * or bf16, row-major, n a multiple of 8, with row and batch strides that
+ * TMA takes, 16-byte aligned (check_pointers 1), without a residual.
+ */
+static inline const char *cdnn_cuda_matmul_tma_store_refusal(const cdnn_cuda_matmul_params_t *p,
+                                                              int check_pointers)
+{
+    const char *why = cdnn_cuda_matmul_tma_refusal(p, check_pointers);
+    if (why)
+        return why;
+    if (p->c_type != CDNN_CUDA_F16 && p->c_type != CDNN_CUDA_BF16)
+        return "the TMA-store kernels store c as f16 or bf16";
+    if (p->residual)
+        return "the TMA-store kernels add no residual";
+    /* The copy engine clips a store's innermost dimension only to 16 bytes
+     * (seen on the H200 with the convolution's y, bench/gpu/notes/conv.md
+     * v4), so columns past n up to the next 8 would be written. */
+    if (p->n % 8 != 0)
+        return "the TMA-store kernels need n a multiple of 8";
+    if (p->c_col_stride != 1 || (p->m > 1 && !cdnn_cuda_tma_stride_ok(p->c_row_stride)))
+        return "the TMA-store kernels need c row-major with a row pitch of a multiple of 16 bytes";
+    if (p->batch > 1 && !cdnn_cuda_tma_stride_ok(p->c_batch_stride))
+        return "the TMA-store kernels need c's batch stride a multiple of 16 bytes";
+    if (check_pointers && ((uintptr_t)p->c & 15) != 0)
+        return "the TMA-store kernels need c at a 16-byte aligned address";
+    return NULL;
+}
+
+/**
+ * cdnn_cuda_matmul_tma_encode for t->tma, then t's map of C: dims {n, m,
+ * batch}, box 64 x 64 (a consumer's 64-row block, a box at a time).  The
+ * params must pass cdnn_cuda_matmul_tma_store_refusal(.., 1).
+ */
+static inline int cdnn_cuda_matmul_tma_store_encode(cdnn_cuda_matmul_tma_store_params_t *t,
+                                                    int tile_m, int tile_n,
+                                                    cdnn_cuda_encode_tiled_fn encode)
+{
+    const cdnn_cuda_matmul_params_t *p = &t->tma.matmul;
+    int r = cdnn_cuda_matmul_tma_encode(&t->tma, tile_m, tile_n, encode);
+    if (r == 0)
+        r = cdnn_cuda_tma_encode_operand(encode, &t->c_map, p->c_type, p->c, p->n, p->m,
+                                         p->c_row_stride, p->batch, p->c_batch_stride, 64);
+    return r;
+}
+
 #endif

@@ -7,7 +7,8 @@
 // a map and B's 64-row (k-contiguous) or 64-column (n-contiguous) boxes
 // of the b map, per batch.  The "_c2" kernels run in clusters of two
 // blocks that take vertically adjacent tiles and share B's tile: each
-// block loads half of its boxes and multicasts them to both.
+// block loads half of its boxes and multicasts them to both.  The
+// "_store" kernels store C by TMA from shared memory (c_map, a third map).
 #include "wgmma_gemm.cuh"
 
 namespace cdnn {
@@ -57,6 +58,37 @@ __device__ __forceinline__ void matmul_wgmma(const cdnn_cuda_matmul_tma_params_t
     });
 }
 
+// The TMA-store kernels: the same producer; each consumer's box buffers
+// (Slots of them) past the barriers, 1024-aligned for the swizzle.
+template <int DType, int TileM, int TileN, int Stages, int Slots>
+__device__ __forceinline__ void
+matmul_wgmma_store(const cdnn_cuda_matmul_tma_store_params_t &params) {
+    using L = Layout<TileM, TileN, Stages>;
+    static_assert(CDNN_CUDA_MATMUL_WGMMA_STORE_SMEM(TileM, TileN, Stages, Slots) >=
+                      1024 + L::kRingBytes + 1024 + kConsumers * Slots * kBoxBytes &&
+                      Stages * 16 <= 1024,
+                  "cuda_kernel.h's smem covers the ring, the barriers, the box buffers");
+    const cdnn_cuda_matmul_params_t &p = params.tma.matmul;
+    const bool b_k_contiguous = p.b_row_stride == 1 && p.b_col_stride != 1;
+    gemm_roles<TileM, TileN, Stages, 1>(
+        [&](const Ring &ring) {
+            tma_prefetch_map(&params.c_map);
+            if (b_k_contiguous)
+                produce<TileM, TileN, Stages, true, 1>(params.tma, ring);
+            else
+                produce<TileM, TileN, Stages, false, 1>(params.tma, ring);
+        },
+        [&](const Ring &ring, int consumer, uint32_t epilogue) {
+            const uint32_t buffers = ((epilogue + 1023) & ~1023u) + consumer * Slots * kBoxBytes;
+            if (b_k_contiguous)
+                consume_store<DType, TileM, TileN, Stages, Slots, true>(p, &params.c_map, ring,
+                                                                        consumer, buffers);
+            else
+                consume_store<DType, TileM, TileN, Stages, Slots, false>(p, &params.c_map, ring,
+                                                                         consumer, buffers);
+        });
+}
+
 } // namespace
 } // namespace cdnn
 
@@ -85,3 +117,16 @@ CDNN_CUDA_MATMUL_WGMMA_CONFIGS(CDNN_MATMUL_WGMMA_ENTRIES)
     CDNN_MATMUL_WGMMA_C2_ENTRY(CDNN_CUDA_BF16, bf16, tm, tn, stages)
 
 CDNN_CUDA_MATMUL_WGMMA_C2_CONFIGS(CDNN_MATMUL_WGMMA_C2_ENTRIES)
+
+// The TMA-store kernels: "..._store_<dtype>_<tm>x<tn>".
+#define CDNN_MATMUL_WGMMA_STORE_ENTRY(dtype, name, tm, tn, stages, slots)                      \
+    extern "C" __global__ void __launch_bounds__(CDNN_CUDA_MATMUL_WGMMA_THREADS, 1)            \
+        cdnn_cuda_matmul_wgmma_store_##name##_##tm##x##tn(                                     \
+            const __grid_constant__ cdnn_cuda_matmul_tma_store_params_t params) {              \
+        cdnn::matmul_wgmma_store<dtype, tm, tn, stages, slots>(params);                        \
+    }
+#define CDNN_MATMUL_WGMMA_STORE_ENTRIES(tm, tn, stages, slots)                   \
+    CDNN_MATMUL_WGMMA_STORE_ENTRY(CDNN_CUDA_F16, f16, tm, tn, stages, slots)     \
+    CDNN_MATMUL_WGMMA_STORE_ENTRY(CDNN_CUDA_BF16, bf16, tm, tn, stages, slots)
+
+CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS(CDNN_MATMUL_WGMMA_STORE_ENTRIES)

@@ -16,7 +16,10 @@
 //   warpgroups 1 and 2, the consumers: each owns tile_m / 2 rows and runs
 //     wgmma m64nNk16 over every k step as its buffer fills, keeping one
 //     step's wgmma in flight while it releases the buffer of the step
-//     before; at the end it applies the epilogue from its registers.
+//     before; at the end it applies the epilogue from its registers --
+//     through per-warp buffers and its own stores (gemm_kernel), or into
+//     shared-memory boxes that one thread stores by TMA (consume_store, for
+//     16-bit row-major C without a residual).
 // The producer gives its registers to the consumers (setmaxnreg): a
 // consumer holds up to 128 f32 accumulators.
 // With Cluster 2 (matmul_wgmma.cu's "_c2" kernels) two blocks of a
@@ -54,6 +57,22 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[TileN / 2], uint64_t a, ui
 }
 
 // ---- the epilogue -----------------------------------------------------------------------
+
+// Two values rounded to bf16 (else f16) in one word, lo in the low half:
+// a pair of adjacent columns of C as it lies in memory.
+__device__ __forceinline__ uint32_t pack_pair(float lo, float hi, bool bf16) {
+    if (bf16) {
+        const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<const uint32_t *>(&v);
+    }
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t *>(&v);
+}
+
+// The 128 threads of consumer warpgroup `consumer` (named barriers 2, 3).
+__device__ __forceinline__ void consumer_sync(int consumer) {
+    asm volatile("bar.sync %0, 128;\n" ::"r"(2 + consumer) : "memory");
+}
 
 // Each consumer warp finishes its accumulators through a buffer of its own
 // (16 rows x 32 columns of f32; rows padded by 4 floats, which keeps the
@@ -386,6 +405,20 @@ __device__ __forceinline__ void release_stage(uint32_t empty, int lane) {
     }
 }
 
+// The bias of this lane's column of each 32-column chunk of the tile's
+// columns from n0 on (0 past n or without a bias): loaded before the
+// tile's k loop, so that its latency hides under the wgmma.
+template <int TileN>
+__device__ __forceinline__ void load_lane_bias(const cdnn_cuda_matmul_params_t &p, int64_t n0,
+                                               int lane, float (&bias)[TileN / kChunkCols]) {
+#pragma unroll
+    for (int c = 0; c < TileN / kChunkCols; ++c) {
+        const int64_t col = n0 + c * kChunkCols + lane;
+        bias[c] =
+            p.bias && col < p.n ? load_as_f32(p.bias, col * p.bias_stride, p.bias_type) : 0.0f;
+    }
+}
+
 // A consumer warpgroup's k loop over one tile: its accumulators (rows
 // [row0, row0 + 64 * SubTiles) of the tile) zeroed, then per k step the
 // stage awaited, its wgmma issued, and the stage of the step before
@@ -453,15 +486,8 @@ __device__ __forceinline__ void consume(const cdnn_cuda_matmul_params_t &p, cons
     int64_t step = 0;
     for (int64_t t = blockIdx.x / Cluster; t < tiles; t += gridDim.x / Cluster) {
         const Tile tile = block_tile<TileM, TileN, Cluster>(p, t);
-        // The bias of this lane's column of each 32-column chunk, loaded now
-        // so that its latency hides under the k loop.
         float bias[TileN / kChunkCols];
-#pragma unroll
-        for (int c = 0; c < TileN / kChunkCols; ++c) {
-            const int64_t col = tile.n0 + c * kChunkCols + lane;
-            bias[c] = p.bias && col < p.n ? load_as_f32(p.bias, col * p.bias_stride, p.bias_type)
-                                          : 0.0f;
-        }
+        load_lane_bias<TileN>(p, tile.n0, lane, bias);
         tile_k_loop<DType, TileM, TileN, Stages, BKContiguous, Cluster>(ring, row0, lane, k_steps,
                                                                         step, acc);
 #pragma unroll
@@ -473,25 +499,148 @@ __device__ __forceinline__ void consume(const cdnn_cuda_matmul_params_t &p, cons
     }
 }
 
+// ---- the TMA-store epilogue ----------------------------------------------------------
+//
+// The buffered epilogue above keeps a consumer warpgroup on its tile's
+// stores (16-byte stores from registers, a chunk at a time through the
+// warp's buffer) before it starts the next tile's k loop.  Here each
+// consumer packs its finished 64 x 64 boxes (bias and activation applied in
+// registers) into shared memory and one thread hands each box to the copy
+// engine (a tiled map of C with box 64 x 64, which clips what lies past
+// C), so the consumer is back at the k loop while its stores drain.  A
+// consumer has `Slots` box buffers of 8 KiB, used in turn; a buffer is
+// rewritten once the engine has read the store that used it
+// (wait_group.read), so up to Slots stores are in flight.
+constexpr int kBoxBytes = 64 * 64 * 2;
+
+// This lane's accumulators of 64-column box `box` of a 64 x TileN block,
+// plus the bias (`bias` as load_lane_bias loads it; a lane's own columns'
+// come from their lanes by shuffles) and through the activation, packed
+// to 16 bits into the box at buf: row r of 128 bytes with its 16-byte
+// chunk c at c ^ (r % 8) -- the map's 128-byte swizzle, and conflict-free
+// (a warp's 8 lane quads write 8 different chunks of 8 rows).
+template <int TileN, int Act, bool Bias>
+__device__ __forceinline__ void stage_box(const float (&acc)[TileN / 2],
+                                          const float (&bias)[TileN / kChunkCols], int box,
+                                          bool bf16, uint32_t buf) {
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
+    const int row = 16 * warp + lane / 4, c = 2 * (lane % 4); // and row + 8: the same phase
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {
+        const int j = 8 * box + jj; // the 8-column block of the tile
+        float x[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
+        if (Bias) {
+            const float b0 = __shfl_sync(0xffffffffu, bias[j / 4], 8 * (j % 4) + c);
+            const float b1 = __shfl_sync(0xffffffffu, bias[j / 4], 8 * (j % 4) + c + 1);
+            x[0] += b0, x[1] += b1, x[2] += b0, x[3] += b1;
+        }
+        const uint32_t top = pack_pair(activate(x[0], Act), activate(x[1], Act), bf16);
+        const uint32_t bottom = pack_pair(activate(x[2], Act), activate(x[3], Act), bf16);
+        const uint32_t at = buf + row * 128 + ((jj ^ (row % 8)) * 16) + 4 * (lane % 4);
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(at), "r"(top) : "memory");
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(at + 8 * 128), "r"(bottom) : "memory");
+    }
+}
+
+// A consumer warpgroup's part of a finished tile (its SubTiles 64-row
+// blocks from row0 of the tile) to C, box by box through its buffers at
+// `buffers`; `boxes` counts the boxes it has stored (across tiles), which
+// picks the buffer.  Boxes wholly past C are skipped.
+template <int TileN, int SubTiles, int Slots, int Act, bool Bias>
+__device__ __forceinline__ void store_tile(const cdnn_cuda_matmul_params_t &p,
+                                           const cdnn_cuda_tensor_map_t *c_map, const Tile &tile,
+                                           int consumer, int row0,
+                                           const float (&acc)[SubTiles][TileN / 2],
+                                           const float (&bias)[TileN / kChunkCols],
+                                           uint32_t buffers, uint32_t &boxes) {
+    const bool leader = threadIdx.x % 128 == 0, bf16 = p.c_type == CDNN_CUDA_BF16;
+#pragma unroll
+    for (int st = 0; st < SubTiles; ++st) {
+        const int64_t m0 = tile.m0 + row0 + 64 * st;
+#pragma unroll
+        for (int box = 0; box < TileN / 64; ++box) {
+            const int64_t n0 = tile.n0 + 64 * box;
+            if (m0 >= p.m || n0 >= p.n)
+                continue;
+            const uint32_t buf = buffers + (boxes % Slots) * kBoxBytes;
+            ++boxes;
+            if (leader)
+                bulk_wait_read<Slots - 1>(); // the store that last used buf has read it
+            consumer_sync(consumer);
+            stage_box<TileN, Act, Bias>(acc[st], bias, box, bf16, buf);
+            fence_async_shared(); // the copy engine reads what these threads wrote
+            consumer_sync(consumer);
+            if (leader) {
+                tma_store_3d(c_map, buf, int32_t(n0), int32_t(m0), int32_t(tile.batch));
+                bulk_commit();
+            }
+        }
+    }
+}
+
+// A consumer warpgroup of the TMA-store kernels: tile_k_loop, then
+// store_tile with the activation fixed at compile time.  No residual (the
+// launcher refuses it) and no clusters.
+template <int DType, int TileM, int TileN, int Stages, int Slots, bool BKContiguous>
+__device__ __forceinline__ void consume_store(const cdnn_cuda_matmul_params_t &p,
+                                              const cdnn_cuda_tensor_map_t *c_map,
+                                              const Ring &ring, int consumer, uint32_t buffers) {
+    constexpr int kSubTiles = TileM / kConsumers / 64;
+    const int64_t k_steps = (p.k + kTileK - 1) / kTileK, tiles = tile_count<TileM, TileN>(p);
+    const int row0 = consumer * 64 * kSubTiles, lane = threadIdx.x % 32;
+    float acc[kSubTiles][TileN / 2];
+    int64_t step = 0;
+    uint32_t boxes = 0;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const Tile tile = tile_at<TileM, TileN>(p, t);
+        float bias[TileN / kChunkCols];
+        load_lane_bias<TileN>(p, tile.n0, lane, bias);
+        tile_k_loop<DType, TileM, TileN, Stages, BKContiguous, 1>(ring, row0, lane, k_steps, step,
+                                                                 acc);
+#pragma unroll
+        for (int st = 0; st < kSubTiles; ++st)
+            fence_registers(acc[st]);
+#define CDNN_STORE_TILE(act, has_bias)                                                         \
+    store_tile<TileN, kSubTiles, Slots, act, has_bias>(p, c_map, tile, consumer, row0, acc, bias, \
+                                                       buffers, boxes)
+        switch (p.activation) {
+        case CDNN_CUDA_ACT_RELU: CDNN_STORE_TILE(CDNN_CUDA_ACT_RELU, true); break;
+        case CDNN_CUDA_ACT_GELU: CDNN_STORE_TILE(CDNN_CUDA_ACT_GELU, true); break;
+        case CDNN_CUDA_ACT_GELU_TANH: CDNN_STORE_TILE(CDNN_CUDA_ACT_GELU_TANH, true); break;
+        case CDNN_CUDA_ACT_SILU: CDNN_STORE_TILE(CDNN_CUDA_ACT_SILU, true); break;
+        case CDNN_CUDA_ACT_TANH: CDNN_STORE_TILE(CDNN_CUDA_ACT_TANH, true); break;
+        default:
+            if (p.bias)
+                CDNN_STORE_TILE(CDNN_CUDA_ACT_NONE, true);
+            else
+                CDNN_STORE_TILE(CDNN_CUDA_ACT_NONE, false);
+            break;
+        }
+#undef CDNN_STORE_TILE
+    }
+    if (threadIdx.x % 128 == 0)
+        bulk_wait_all(); // the buffers must outlive the stores that read them
+}
+
+// ---- the kernel body ---------------------------------------------------------------------
+
 // The kernel's body: the ring and its barriers, then the three roles.
 // produce(ring) runs on thread 0 alone (produce_ring, with the kernel's
-// loads); b_k_contiguous picks how the consumers read B's tiles.
+// loads); consume(ring, consumer, epilogue) on each consumer warpgroup,
+// where `epilogue` is the shared-memory address past the barriers (free
+// for the epilogue's buffers).
 // With Cluster 2 the kernel must be compiled with __cluster_dims__(2, 1, 1):
 // the blocks' barriers are initialised before either block's copies can
 // reach them, and neither block exits while its partner may still signal
 // it.
-template <int DType, int TileM, int TileN, int Stages, int Cluster = 1, class Produce>
-__device__ __forceinline__ void gemm_kernel(const cdnn_cuda_matmul_params_t &p,
-                                            bool b_k_contiguous, Produce &&produce) {
+template <int TileM, int TileN, int Stages, int Cluster, class Produce, class Consume>
+__device__ __forceinline__ void gemm_roles(Produce &&produce, Consume &&consume) {
     using L = Layout<TileM, TileN, Stages>;
     extern __shared__ uint8_t dynamic_shared[];
-    const uint32_t base = smem_address(dynamic_shared);
     Ring ring;
-    ring.base = (base + 1023) & ~1023u;
+    ring.base = (smem_address(dynamic_shared) + 1023) & ~1023u;
     ring.full = ring.base + L::kRingBytes;
     ring.empty = ring.full + 8 * Stages;
-    float *buffers =
-        reinterpret_cast<float *>(dynamic_shared + (ring.empty + 8 * Stages - base));
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < Stages; ++s) {
@@ -513,13 +662,28 @@ __device__ __forceinline__ void gemm_kernel(const cdnn_cuda_matmul_params_t &p,
             produce(ring);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-        if (b_k_contiguous)
-            consume<DType, TileM, TileN, Stages, true, Cluster>(p, ring, warpgroup - 1, buffers);
-        else
-            consume<DType, TileM, TileN, Stages, false, Cluster>(p, ring, warpgroup - 1, buffers);
+        consume(ring, warpgroup - 1, ring.empty + 8 * Stages);
     }
     if (Cluster > 1)
         cluster_sync();
+}
+
+// gemm_roles with the buffered epilogue (consume): its warp buffers right
+// past the barriers.  b_k_contiguous picks how the consumers read B's
+// tiles.
+template <int DType, int TileM, int TileN, int Stages, int Cluster = 1, class Produce>
+__device__ __forceinline__ void gemm_kernel(const cdnn_cuda_matmul_params_t &p,
+                                            bool b_k_contiguous, Produce &&produce) {
+    gemm_roles<TileM, TileN, Stages, Cluster>(
+        produce, [&](const Ring &ring, int consumer, uint32_t epilogue) {
+            extern __shared__ uint8_t dynamic_shared[];
+            float *buffers = reinterpret_cast<float *>(
+                dynamic_shared + (epilogue - smem_address(dynamic_shared)));
+            if (b_k_contiguous)
+                consume<DType, TileM, TileN, Stages, true, Cluster>(p, ring, consumer, buffers);
+            else
+                consume<DType, TileM, TileN, Stages, false, Cluster>(p, ring, consumer, buffers);
+        });
 }
 
 } // namespace

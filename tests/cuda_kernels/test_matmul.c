@@ -52,6 +52,7 @@ typedef struct mm_kernel {
     unsigned smem;
     int splits; /* blocks a tile (a cluster, each a split of k); 0 or 1: one */
     int cluster; /* wgmma: blocks a cluster (vertically adjacent tiles); 0 or 1: none */
+    int store;   /* wgmma: C stored by TMA (the _store kernels, their own layouts) */
 } mm_kernel_t;
 
 static int64_t round_up8(int64_t v) { return (v + 7) / 8 * 8; }
@@ -271,7 +272,9 @@ void test_matmul_f32(test_state_t *state, sdk_cu_module module) {
  * to 256 in m and n) and k deeper than the ring of stages (the last two
  * deeper than the small-m TMA kernels' rings too); C is packed,
  * pitched by an odd amount (no pair stores) or by a multiple of 8; every
- * output type, activation, bias and residual as above. */
+ * output type, activation, bias and residual as above.  The TMA-store
+ * kernels take a 16-bit C with n and its pitch multiples of 8 and no
+ * residual: their cases are those, the others must be refused. */
 static const mm_shape_t tma_shapes[] = {
     {1, 1, 1, 1},       {1, 17, 33, 7},     {1, 64, 64, 64},     {1, 127, 129, 65},
     {2, 100, 72, 40},   {3, 37, 45, 61},    {1, 300, 200, 1000}, {1, 129, 257, 96},
@@ -291,14 +294,18 @@ static void tma_prepare(const gpu_t *gpu, rng_t *rng, const mm_kernel_t *kernel,
     const int b_k_contiguous = i % 3 == 2 || i % 4 == 1;
     const int64_t b_pitch = b_k_contiguous ? round_up8(s->k) : round_up8(s->n) + (i % 2) * 16;
     const int64_t b_span = (b_k_contiguous ? s->n : s->k) * b_pitch;
-    const int64_t c_pitch = i % 3 == 1 ? s->n + 5 : i % 3 == 2 ? round_up8(s->n) + 8 : s->n;
+    const int64_t c_pitch = kernel->store ? (i % 3 ? round_up8(s->n) + 8 : s->n)
+                            : i % 3 == 1  ? s->n + 5
+                            : i % 3 == 2  ? round_up8(s->n) + 8
+                                          : s->n;
     *p = (cdnn_cuda_matmul_params_t){
         .batch = s->batch, .m = s->m, .n = s->n, .k = s->k,
         .a_batch_stride = s->m * a_pitch, .a_row_stride = a_pitch, .a_col_stride = 1,
         .b_batch_stride = i % 5 == 4 ? 0 : b_span,
         .b_row_stride = b_k_contiguous ? 1 : b_pitch, .b_col_stride = b_k_contiguous ? b_pitch : 1,
         .c_batch_stride = s->m * c_pitch, .c_row_stride = c_pitch, .c_col_stride = 1,
-        .a_type = kernel->ab_type, .b_type = kernel->ab_type, .c_type = out_types[i % 3],
+        .a_type = kernel->ab_type, .b_type = kernel->ab_type,
+        .c_type = kernel->store ? out_types[1 + (i % 4 == 2)] : out_types[i % 3],
         .activation = i % 6, .bias_type = out_types[(i + 1) % 3], .res_type = out_types[(i + 2) % 3],
     };
     r->a = tensor_random(gpu, rng, p->a_type, span_of(s->batch, s->m, s->k, p->a_batch_stride, a_pitch, 1), -1, 1);
@@ -313,7 +320,7 @@ static void tma_prepare(const gpu_t *gpu, rng_t *rng, const mm_kernel_t *kernel,
         r->bias = tensor_random(gpu, rng, p->bias_type, span_of(1, 1, s->n, 0, 0, p->bias_stride), -1, 1);
         p->bias = (const void *)(uintptr_t)r->bias.device;
     }
-    if (i % 2 == 1) {
+    if (i % 2 == 1 && !kernel->store) {
         /* row-major residual on odd cases of 4, transposed on the others */
         const int transposed = i % 4 == 3;
         p->res_batch_stride = s->m * s->n;
@@ -334,18 +341,26 @@ static void tma_run_kernel(test_state_t *state, sdk_cu_module module, const mm_k
     for (int i = 0; i < TMA_SHAPE_COUNT; ++i) {
         mm_run_t r;
         tma_prepare(gpu, &state->rng, kernel, i, &r);
-        cdnn_cuda_matmul_tma_params_t t;
+        cdnn_cuda_matmul_tma_store_params_t t; /* the other kernels take t.tma alone */
         memset(&t, 0, sizeof t);
-        t.matmul = r.p;
-        const char *why = cdnn_cuda_matmul_tma_refusal(&t.matmul, 1);
+        t.tma.matmul = r.p;
+        const char *why = kernel->store ? cdnn_cuda_matmul_tma_store_refusal(&r.p, 1)
+                                        : cdnn_cuda_matmul_tma_refusal(&r.p, 1);
+        if (why && kernel->store && r.p.n % 8 != 0) { /* refused, as it must be */
+            mm_release(gpu, &r);
+            continue;
+        }
         if (why) {
             printf("FAIL %s case %d: the test's layout is refused: %s\n", kernel->symbol, i, why);
             check.bad++;
             mm_release(gpu, &r);
             continue;
         }
-        gpu_check(gpu, cdnn_cuda_matmul_tma_encode(&t, kernel->tile_m, kernel->tile_n,
-                                                   gpu->cu->tensor_map_encode_tiled),
+        gpu_check(gpu,
+                  kernel->store ? cdnn_cuda_matmul_tma_store_encode(&t, kernel->tile_m, kernel->tile_n,
+                                                                    gpu->cu->tensor_map_encode_tiled)
+                                : cdnn_cuda_matmul_tma_encode(&t.tma, kernel->tile_m, kernel->tile_n,
+                                                              gpu->cu->tensor_map_encode_tiled),
                   "cuTensorMapEncodeTiled");
         /* Persistent: a block per tile on every third case, else 1 to 4
          * blocks, each then taking many tiles around its ring.  Cluster
@@ -370,7 +385,7 @@ void test_matmul_wgmma(test_state_t *state, sdk_cu_module module) {
                                      .a_col_stride = 1, .b_row_stride = 8, .b_col_stride = 1,
                                      .a_type = CDNN_CUDA_BF16, .b_type = CDNN_CUDA_BF16};
     check_t refusals = {0};
-    refusals.compared = 3;
+    refusals.compared = 6;
     if (!cdnn_cuda_matmul_tma_refusal(&odd, 0)) /* a's pitch of 24 bytes */
         refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "pitch 12 taken");
     odd.a_row_stride = 16, odd.a_col_stride = 2;
@@ -379,7 +394,18 @@ void test_matmul_wgmma(test_state_t *state, sdk_cu_module module) {
     odd.a_col_stride = 1, odd.a = (const void *)(uintptr_t)8;
     if (!cdnn_cuda_matmul_tma_refusal(&odd, 1)) /* a at 8 bytes past 16 */
         refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "misaligned a taken");
-    test_report(state, "matmul_wgmma refusals", 3, &refusals);
+    /* ... and layouts the TMA-store kernels cannot take (odd is now fine for
+     * the others, with a 16-bit C): n not a multiple of 8, a residual. */
+    odd.a = NULL, odd.c_type = CDNN_CUDA_BF16, odd.c_row_stride = 8, odd.c_col_stride = 1;
+    if (!cdnn_cuda_matmul_tma_store_refusal(&odd, 1)) /* n 4: the engine would write 8 */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "n 4 stored");
+    odd.n = 8, odd.residual = (const void *)(uintptr_t)16;
+    if (!cdnn_cuda_matmul_tma_store_refusal(&odd, 1))
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "residual stored");
+    odd.residual = NULL;
+    if (cdnn_cuda_matmul_tma_store_refusal(&odd, 1)) /* the control: taken */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "n 8 refused");
+    test_report(state, "matmul_wgmma refusals", 6, &refusals);
 #define WGMMA_KERNELS(tm, tn, stages)                                                         \
     for (int d = 0; d < 2; ++d) {                                                             \
         mm_kernel_t k = {.ab_type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,          \
@@ -404,4 +430,16 @@ void test_matmul_wgmma(test_state_t *state, sdk_cu_module module) {
     CDNN_CUDA_MATMUL_WGMMA_C2_CONFIGS(WGMMA_C2_KERNELS)
 #endif
 #undef WGMMA_C2_KERNELS
+#define WGMMA_STORE_KERNELS(tm, tn, stages, slots)                                            \
+    for (int d = 0; d < 2; ++d) {                                                             \
+        mm_kernel_t k = {.ab_type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,          \
+                         .tile_n = tn, .threads = CDNN_CUDA_MATMUL_WGMMA_THREADS,              \
+                         .smem = CDNN_CUDA_MATMUL_WGMMA_STORE_SMEM(tm, tn, stages, slots),     \
+                         .store = 1};                                                         \
+        snprintf(k.symbol, sizeof k.symbol, "cdnn_cuda_matmul_wgmma_store_%s_%dx%d",          \
+                 d ? "bf16" : "f16", tm, tn);                                                 \
+        tma_run_kernel(state, module, &k);                                                    \
+    }
+    CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS(WGMMA_STORE_KERNELS)
+#undef WGMMA_STORE_KERNELS
 }
