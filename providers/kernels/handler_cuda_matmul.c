@@ -25,6 +25,11 @@
  * their launch values end with tile_m and tile_n, for the maps' boxes.
  * They are persistent: their grid is (tiles, 1, 1) in the launch values,
  * and at run no more blocks than the device has multiprocessors.
+ * Those whose metadata also says epilogue=tma_store store C by TMA from
+ * shared memory and take cdnn_cuda_matmul_tma_store_params_t (a third map,
+ * of C); they refuse what cdnn_cuda_matmul_tma_store_refusal refuses (a
+ * residual, C not 16-bit row-major, n not a multiple of 8).  Their values
+ * end with TMA_STORE_MARK.
  *
  * Kernels whose metadata has split_k = S (the small-m ones,
  * matmul_small_m.cu) compute each tile with a cluster of S blocks, each
@@ -57,8 +62,13 @@ enum {
     V_COUNT,
     /* tensor-map kernels only */
     V_TMA_TILE_M = V_COUNT, V_TMA_TILE_N,
-    V_TMA_COUNT
+    V_TMA_COUNT,
+    /* tensor-map kernels with the TMA-store epilogue */
+    V_TMA_STORE_MARK = V_TMA_COUNT,
+    V_TMA_STORE_COUNT
 };
+/* Marks a TMA-store launch's values (one longer than the tensor-map ones). */
+#define TMA_STORE_MARK 0x546d6153LL
 
 #define MAX_GRID_YZ 65535
 #define MAX_GRID_X 2147483647LL
@@ -70,6 +80,7 @@ typedef struct geometry {
     int64_t split_k; /* blocks (a cluster) a tile, each over a split of k */
     int64_t max_m;   /* the most rows the kernel is for (0: any) */
     int tensor_maps; /* the kernel takes cdnn_cuda_matmul_tma_params_t */
+    int tma_store;   /* ... or, with epilogue=tma_store, the _store params */
 } geometry_t;
 
 static cdnn_status_t geometry_of(const sdk_kpack_kv_t *m, int32_t n, geometry_t *geo)
@@ -88,6 +99,8 @@ static cdnn_status_t geometry_of(const sdk_kpack_kv_t *m, int32_t n, geometry_t 
         st = kernel_metadata_int(m, n, "max_m", 1, INT32_MAX, &geo->max_m);
     const char *maps = kernel_metadata(m, n, "tensor_maps");
     geo->tensor_maps = maps && strcmp(maps, "1") == 0;
+    const char *epilogue = kernel_metadata(m, n, "epilogue");
+    geo->tma_store = geo->tensor_maps && epilogue && strcmp(epilogue, "tma_store") == 0;
     return st;
 }
 
@@ -193,28 +206,38 @@ static cdnn_status_t put_launch(int64_t *v, const matmul_pattern_t *p, const geo
     return CDNN_STATUS_SUCCESS;
 }
 
-/* The params a launch will pass, but for the pointers (NULL). */
+/* The params a launch will pass, but for the pointers (NULL; the
+ * residual's a non-NULL stand-in where there is one). */
 static void params_layout(const int64_t *v, cdnn_cuda_matmul_params_t *p)
 {
     memset(p, 0, sizeof *p);
     p->batch = v[V_BATCH], p->m = v[V_M], p->n = v[V_N], p->k = v[V_K];
     p->a_type = (int32_t)v[V_A + O_TYPE], p->b_type = (int32_t)v[V_B + O_TYPE];
+    p->c_type = (int32_t)v[V_C + O_TYPE];
     p->a_batch_stride = v[V_A + O_BATCH_STRIDE], p->a_row_stride = v[V_A + O_ROW_STRIDE];
     p->a_col_stride = v[V_A + O_COL_STRIDE];
     p->b_batch_stride = v[V_B + O_BATCH_STRIDE], p->b_row_stride = v[V_B + O_ROW_STRIDE];
     p->b_col_stride = v[V_B + O_COL_STRIDE];
+    p->c_batch_stride = v[V_C + O_BATCH_STRIDE], p->c_row_stride = v[V_C + O_ROW_STRIDE];
+    p->c_col_stride = v[V_C + O_COL_STRIDE];
+    if (v[V_RESIDUAL_PRESENT])
+        p->residual = p;
 }
 
-/* Tensor-map kernels: the layout must suit TMA; the tile goes last. */
+/* Tensor-map kernels: the layout must suit TMA (and the TMA-store
+ * epilogue, where the kernel has it); the tile goes last. */
 static cdnn_status_t put_tensor_maps(int64_t *v, const geometry_t *geo)
 {
     cdnn_cuda_matmul_params_t p;
     params_layout(v, &p);
-    const char *why = cdnn_cuda_matmul_tma_refusal(&p, 0);
+    const char *why = geo->tma_store ? cdnn_cuda_matmul_tma_store_refusal(&p, 0)
+                                     : cdnn_cuda_matmul_tma_refusal(&p, 0);
     if (why)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "%s", why);
     v[V_TMA_TILE_M] = geo->tile_m;
     v[V_TMA_TILE_N] = geo->tile_n;
+    if (geo->tma_store)
+        v[V_TMA_STORE_MARK] = TMA_STORE_MARK;
     return CDNN_STATUS_SUCCESS;
 }
 
@@ -242,7 +265,7 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
     }
     if (st == CDNN_STATUS_SUCCESS)
         st = put_launch(v, &p, &geo);
-    *count = geo.tensor_maps ? V_TMA_COUNT : V_COUNT;
+    *count = geo.tma_store ? V_TMA_STORE_COUNT : geo.tensor_maps ? V_TMA_COUNT : V_COUNT;
     return st == CDNN_STATUS_SUCCESS && geo.tensor_maps ? put_tensor_maps(v, &geo) : st;
 }
 
@@ -251,7 +274,7 @@ static cdnn_status_t derive(const cdnn_graph_view_t *g, const sdk_kpack_kv_t *me
                             int32_t *count)
 {
     (void)threads; /* a grid, not host threads */
-    int64_t *v = calloc(V_TMA_COUNT, sizeof *v);
+    int64_t *v = calloc(V_TMA_STORE_COUNT, sizeof *v);
     if (!v)
         return sdk_fail(CDNN_STATUS_ALLOC_FAILED, "out of memory");
     cdnn_status_t st = derive_into(v, g, metadata, metadata_count, count);
@@ -312,16 +335,19 @@ static cdnn_status_t params_of(const int64_t *v, const cdnn_exec_args_t *args,
     return st;
 }
 
-/* A tensor-map kernel's params: the maps encoded for this run's pointers. */
+/* A tensor-map kernel's params: the maps encoded for this run's pointers
+ * (with store, also C's: ts is then the kernel's params, else ts->tma). */
 static cdnn_status_t tma_params_of(const launch_t *l, const cdnn_exec_args_t *args,
-                                   cdnn_cuda_matmul_tma_params_t *t)
+                                   cdnn_cuda_matmul_tma_store_params_t *ts, int store)
 {
     const int64_t *v = l->values;
-    memset(t, 0, sizeof *t);
+    cdnn_cuda_matmul_tma_params_t *t = &ts->tma;
+    memset(ts, 0, sizeof *ts);
     cdnn_status_t st = params_of(v, args, &t->matmul);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    const char *why = cdnn_cuda_matmul_tma_refusal(&t->matmul, 1);
+    const char *why = store ? cdnn_cuda_matmul_tma_store_refusal(&t->matmul, 1)
+                            : cdnn_cuda_matmul_tma_refusal(&t->matmul, 1);
     if (why)
         return sdk_fail(CDNN_STATUS_BAD_PARAM, "kernel %s: %s", l->kernel_id, why);
     /* The driver refuses to encode without a current context (CUDA error
@@ -329,8 +355,11 @@ static cdnn_status_t tma_params_of(const launch_t *l, const cdnn_exec_args_t *ar
      * only while the launch holds it. */
     if ((st = cuda_code_enter(l->cuda)) != CDNN_STATUS_SUCCESS)
         return st;
-    int r = cdnn_cuda_matmul_tma_encode(t, (int)v[V_TMA_TILE_M], (int)v[V_TMA_TILE_N],
-                                        l->cuda->cu->tensor_map_encode_tiled);
+    const int tile_m = (int)v[V_TMA_TILE_M], tile_n = (int)v[V_TMA_TILE_N];
+    int r = store ? cdnn_cuda_matmul_tma_store_encode(ts, tile_m, tile_n,
+                                                      l->cuda->cu->tensor_map_encode_tiled)
+                  : cdnn_cuda_matmul_tma_encode(t, tile_m, tile_n,
+                                                l->cuda->cu->tensor_map_encode_tiled);
     cuda_code_leave(l->cuda);
     return r == SDK_CU_SUCCESS
                ? CDNN_STATUS_SUCCESS
@@ -339,15 +368,17 @@ static cdnn_status_t tma_params_of(const launch_t *l, const cdnn_exec_args_t *ar
 
 static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
 {
-    /* One of the two, by the kernel's signature: the plain params, or
-     * them followed by the tensor maps. */
-    cdnn_cuda_matmul_tma_params_t t;
+    /* One of the three, by the kernel's signature: the plain params, them
+     * followed by the operands' tensor maps, or by those and C's. */
+    cdnn_cuda_matmul_tma_store_params_t t;
     const int64_t *v = l->values;
-    void *params[] = {&t.matmul};
-    cdnn_status_t st = l->value_count == V_TMA_COUNT ? tma_params_of(l, args, &t)
-                                                     : params_of(v, args, &t.matmul);
+    void *params[] = {&t.tma.matmul};
+    const int store =
+        l->value_count == V_TMA_STORE_COUNT && v[V_TMA_STORE_MARK] == TMA_STORE_MARK;
+    const int tma = l->value_count == V_TMA_COUNT || store;
+    cdnn_status_t st = tma ? tma_params_of(l, args, &t, store) : params_of(v, args, &t.tma.matmul);
     unsigned grid[3] = {(unsigned)v[V_GRID_X], (unsigned)v[V_GRID_Y], (unsigned)v[V_GRID_Z]};
-    if (l->value_count == V_TMA_COUNT && l->cuda->multiprocessors > 0 &&
+    if (tma && l->cuda->multiprocessors > 0 &&
         grid[0] > (unsigned)l->cuda->multiprocessors)
         grid[0] = (unsigned)l->cuda->multiprocessors; /* persistent blocks */
     return st ? st

@@ -156,6 +156,25 @@ static void matmul_wgmma(int tm, int tn, int stages)
 }
 #endif
 
+#ifdef CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS
+/* The same with C stored by TMA (epilogue=tma_store, a third map). */
+static void matmul_wgmma_store(int tm, int tn, int stages, int slots)
+{
+    static const char *const dtypes[] = {"f16", "bf16"};
+    for (int i = 0; i < 2; i++) {
+        truth_t *t = new_truth("cuda-matmul-v1", "matmul_wgmma",
+                               "cdnn_cuda_matmul_wgmma_store_%s_%dx%d", dtypes[i], tm, tn);
+        exact_text(t, "dtype", dtypes[i]);
+        exact(t, "tile_m", tm);
+        exact(t, "tile_n", tn);
+        exact(t, "threads", CDNN_CUDA_MATMUL_WGMMA_THREADS);
+        exact(t, "smem", CDNN_CUDA_MATMUL_WGMMA_STORE_SMEM(tm, tn, stages, slots));
+        exact(t, "tensor_maps", 1);
+        exact_text(t, "epilogue", "tma_store");
+    }
+}
+#endif
+
 #ifdef CDNN_CUDA_MATMUL_SMALL_M_CONFIGS
 /* cuda-matmul-v1 for few rows (matmul_small_m.cu): the tensor-core k loop,
  * a cluster of split_k blocks a tile (its __cluster_dims__), so the grid's
@@ -389,6 +408,11 @@ static void make_truths(void)
 #define WGMMA(tm, tn, stages) matmul_wgmma(tm, tn, stages);
     CDNN_CUDA_MATMUL_WGMMA_CONFIGS(WGMMA)
 #undef WGMMA
+#endif
+#ifdef CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS
+#define WGMMA_STORE(tm, tn, stages, slots) matmul_wgmma_store(tm, tn, stages, slots);
+    CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS(WGMMA_STORE)
+#undef WGMMA_STORE
 #endif
 #ifdef CDNN_CUDA_CONV_CONFIGS
 #define CONV(tm, tn, wm, wn, stages) conv_tc(tm, tn, wm, wn, stages);

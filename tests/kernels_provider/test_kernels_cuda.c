@@ -87,7 +87,7 @@ static const char *const targets[] = {"sm_90a", "sm_80", "compute_80"};
 typedef struct cuda_kernel {
     char id[96], symbol[96], dtype[8], tile_m[8], tile_n[8], threads[8], smem[16];
     const char *target;
-    sdk_kpack_kv_t metadata[6];
+    sdk_kpack_kv_t metadata[7];
     int metadata_count;
     kp_bytes_t *code;
 } cuda_kernel_t;
@@ -130,6 +130,23 @@ static int add_wgmma_kernel(cuda_kernel_t *k, int n, const char *dtype, int tm, 
     return n;
 }
 
+/* A Hopper kernel with the TMA-store epilogue (metadata epilogue=tma_store,
+ * in the keys' order): named wgmma_store. */
+static int add_wgmma_store_kernel(cuda_kernel_t *k, int n, const char *dtype, int tm, int tn,
+                                  unsigned smem, kp_bytes_t *code)
+{
+    n = add_wgmma_kernel(k, n, dtype, tm, tn, smem, code);
+    cuda_kernel_t *c = &k[n - 1];
+    snprintf(c->id, sizeof c->id, "matmul_wgmma_store_%s_%dx%d_sm_90a", dtype, tm, tn);
+    snprintf(c->symbol, sizeof c->symbol, "cdnn_cuda_matmul_wgmma_store_%s_%dx%d", dtype, tm,
+             tn);
+    for (int i = 6; i > 1; i--)
+        c->metadata[i] = c->metadata[i - 1];
+    c->metadata[1] = (sdk_kpack_kv_t){"epilogue", "tma_store"};
+    c->metadata_count = 7;
+    return n;
+}
+
 static kp_bytes_t read_object(const char *name, const char *target)
 {
     char path[512];
@@ -168,6 +185,13 @@ static int list_kernels(cuda_kernel_t *k, kp_bytes_t tc[3], kp_bytes_t f32[3],
                          wgmma);
     CDNN_CUDA_MATMUL_WGMMA_CONFIGS(WGMMA)
 #undef WGMMA
+#define WGMMA_STORE(tm, tn, stages, slots)                                               \
+    n = add_wgmma_store_kernel(k, n, "f16", tm, tn,                                      \
+                               CDNN_CUDA_MATMUL_WGMMA_STORE_SMEM(tm, tn, stages, slots), wgmma); \
+    n = add_wgmma_store_kernel(k, n, "bf16", tm, tn,                                     \
+                               CDNN_CUDA_MATMUL_WGMMA_STORE_SMEM(tm, tn, stages, slots), wgmma);
+    CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS(WGMMA_STORE)
+#undef WGMMA_STORE
     return n;
 }
 
