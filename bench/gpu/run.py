@@ -90,7 +90,7 @@ def main():
              f"{torch.cuda.get_device_name(0)}, {datetime.date.today().isoformat()}",
              "# median of %d launches, CUDA events; TFLOP/s = 2mnk / time; "
              "err = worst |C - ref| / tol over 256 sampled elements (<= 1 passes)" % args.reps,
-             f"{'dtype':5} {'m x n x k':>18} {'kernel':22} {'ms':>8} {'TFLOP/s':>8} "
+             f"{'dtype':5} {'m x n x k':>18} {'kernel':24} {'ms':>8} {'TFLOP/s':>8} "
              f"{'vs cuBLAS':>9} {'err':>6}"]
     for name, dtype in dtypes.items():
         for m, n, k in SHAPES:
@@ -99,13 +99,13 @@ def main():
             shape = f"{m}x{n}x{k}"
             mine = [r for r in cdnn_rows if r["dtype"] == name and r["shape"] == (m, n, k)]
             for r in mine:
-                lines.append(f"{name:5} {shape:>18} {r['kernel']:22} {r['ms']:8.3f} "
+                lines.append(f"{name:5} {shape:>18} {r['kernel']:24} {r['ms']:8.3f} "
                              f"{r['tflops']:8.1f} {r['tflops'] / cublas:9.2f} {r['err']:6.3f}")
-            lines.append(f"{name:5} {shape:>18} {'cuBLAS':22} {ms:8.3f} {cublas:8.1f} "
+            lines.append(f"{name:5} {shape:>18} {'cuBLAS':24} {ms:8.3f} {cublas:8.1f} "
                          f"{1.0:9.2f} {'':>6}")
             if mine:
                 best = max(mine, key=lambda r: r["tflops"])
-                lines.append(f"{name:5} {shape:>18} {'best cdnn':22} {best['ms']:8.3f} "
+                lines.append(f"{name:5} {shape:>18} {'best cdnn':24} {best['ms']:8.3f} "
                              f"{best['tflops']:8.1f} {best['tflops'] / cublas:9.2f} "
                              f"{best['kernel']}")
     for m, n, k in EPILOGUE_SHAPES:
@@ -119,12 +119,12 @@ def main():
         lines.append(f"# {name}: vs = against PyTorch's unfused sequence; "
                      f"vs Lt = against torch._addmm_activation (cuBLASLt epilogue)")
         for r in mine:
-            lines.append(f"{name:5} {shape:>18} {r['kernel']:22} {r['ms']:8.3f} "
+            lines.append(f"{name:5} {shape:>18} {r['kernel']:24} {r['ms']:8.3f} "
                          f"{r['tflops']:8.1f} {unfused / r['ms']:9.2f} {r['err']:6.3f} "
                          f"vs Lt {fused / r['ms']:.2f}")
-        lines.append(f"{name:5} {shape:>18} {'torch unfused':22} {unfused:8.3f} "
+        lines.append(f"{name:5} {shape:>18} {'torch unfused':24} {unfused:8.3f} "
                      f"{flop / (unfused * 1e-3) / 1e12:8.1f} {1.0:9.2f}")
-        lines.append(f"{name:5} {shape:>18} {'addmm_act':22} {fused:8.3f} "
+        lines.append(f"{name:5} {shape:>18} {'addmm_act':24} {fused:8.3f} "
                      f"{flop / (fused * 1e-3) / 1e12:8.1f} {unfused / fused:9.2f}")
     text = "\n".join(lines)
     print(text)
