@@ -35,3 +35,26 @@ add_test(NAME security_forgeries_ops
           $<TARGET_FILE:build_with_knobs> ${PROJECT_SOURCE_DIR})
 set_tests_properties(security_forgeries_ops PROPERTIES
   LABELS security SKIP_RETURN_CODE 77 TIMEOUT 1800)
+
+# The kernels provider's cuda plans forged and run on cuda:0
+# (cuda_forgeries.c says how): registered where nvcc built the code objects,
+# a skip (exit 77) without a device; scripts/gpu-check.sh runs it through
+# test_forgeries_cuda.sh.  It forges with the kernels provider tests' reader
+# and writer of kernel payloads (kp_forge.c).
+get_property(security_cuda_kernel_dir GLOBAL PROPERTY CDNN_CUDA_KERNEL_DIR)
+if(security_cuda_kernel_dir)
+  add_executable(cuda_forgeries ${CMAKE_CURRENT_LIST_DIR}/cuda_forgeries.c
+    ${PROJECT_SOURCE_DIR}/tests/kernels_provider/kp_forge.c
+    ${PROJECT_SOURCE_DIR}/tests/kernels_provider/kp_util.c)
+  target_link_libraries(cuda_forgeries PRIVATE cdnn cdnn_sdk ${CMOCKA_LIBRARY} m)
+  target_include_directories(cuda_forgeries PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_definitions(cuda_forgeries PRIVATE
+    HOST_KERNEL_DIR="${CMAKE_BINARY_DIR}/kernels/host"
+    TEST_KERNEL_DIR="${CMAKE_BINARY_DIR}/test-kernels")
+  add_dependencies(cuda_forgeries cdnn_provider_kernels cuda_kernels)
+  add_test(NAME security_forgeries_cuda
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_forgeries_cuda.sh $<TARGET_FILE:cuda_forgeries>
+            ${security_cuda_kernel_dir})
+  set_tests_properties(security_forgeries_cuda PROPERTIES
+    LABELS "security;cuda_kernels" SKIP_RETURN_CODE 77)
+endif()
