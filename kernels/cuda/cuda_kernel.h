@@ -428,8 +428,10 @@ typedef struct cdnn_cuda_pointwise_params {
 
 /* The staged kernels (kernels/cuda/rows_staged.cu, sm_90a alone):
  * cdnn_cuda_norm_staged_NAME and cdnn_cuda_softmax_staged_NAME.  G threads
- * a row (a warp, or the whole block when G > 32), R row groups a block of
- * G * R threads, each group with S stages of shared memory a row each; the
+ * a row (G / 32 > 1 warps: the whole block, or one of R <= 15 such groups,
+ * which then share the block's copy of the norm's scale and shift), R row
+ * groups a block of G * R threads, each group with S stages of shared
+ * memory a row each; the
  * rows come into their stage by the bulk copy engine (cp.async.bulk on an
  * mbarrier) S - 1 rows ahead of the one the group works on, so that no
  * register holds a row in flight.  Each group loops over the rows
@@ -444,14 +446,13 @@ typedef struct cdnn_cuda_pointwise_params {
  * shift where present (their element bytes): the block copies them there
  * once and every row reads them from there.  A launch with less does
  * nothing.  Metadata: rows_per_block R, threads G * R, stages S.
+ * 6xb4s2 was the fastest staged kernel on every norm and softmax shape
+ * measured (bench/gpu/notes/rows.md v6); b8s2 holds the rows longer than
+ * its 12 stages do (a bf16 layer-norm row of more than ~8K columns).
  * X(NAME, G, R, S): */
 #define CDNN_CUDA_ROWS_STAGED_CONFIGS(X)                                                       \
-    X(w4s2, 32, 4, 2)                                                                          \
-    X(w2s3, 32, 2, 3)                                                                          \
-    X(b4s2, 128, 1, 2)                                                                         \
-    X(b4s3, 128, 1, 3)                                                                         \
-    X(b4s4, 128, 1, 4)                                                                         \
-    X(b8s2, 256, 1, 2)
+    X(b8s2, 256, 1, 2)                                                                         \
+    X(6xb4s2, 128, 6, 2)
 /* Each staged kernel is built for CDNN_CUDA_ROWS_STAGED_SM_THREADS / (G * R)
  * blocks an SM (__launch_bounds__' second argument: at most 80 registers),
  * the residency the handler counts on when it sizes the persistent grid. */

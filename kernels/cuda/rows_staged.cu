@@ -11,11 +11,16 @@
 // row in flight costs shared memory alone (S stages a group, 8-16 KiB a
 // bf16 row at 4096-8192 columns), the next S - 1 rows of a group are
 // loading while it reduces, and the sweeps over the staged row are loops
-// with few live registers, so many groups fit an SM.  Each statistic is
-// a sweep over shared memory (layer-norm: the mean, then the squared
-// deviations from it, then the output), as accurate as the two-pass
-// kernels; softmax takes its exponentials twice (sum, then output) rather
-// than hold them.
+// with few live registers, so many groups fit an SM.  Layer-norm's
+// statistics are one sweep over shared memory (the sums of x - x0 and its
+// square, x0 the row's first element), then the output sweep; softmax
+// takes its exponentials twice (sum, then output) rather than hold them.
+// A group is G / 32 warps; a block holds one group or several (R, each
+// on its named barrier): then one copy of the norm's scale and shift
+// serves the SM's groups, where a block a group spent a copy a block
+// (16 KiB a bf16 4096-column layer-norm, 6 blocks an SM) on shared memory
+// that the stages could use.  A warp a row (w4s2, w2s3 of session 6)
+// lost to the six-group block on every shape measured (rows.md v6).
 #include "hopper_async.cuh"
 #include "rows.cuh"
 
@@ -48,41 +53,67 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
                  : "memory");
 }
 
-// The threads of one row: a warp (G 32) or the whole block (R 1).
-template <int G>
+// The threads of one row: G / 32 warps of the block (the whole block when
+// R is 1; R such groups when the block holds several, so that they share
+// the block's one copy of the norm's scale and shift instead of a copy a
+// block).  Each of several groups synchronises on its own named barrier,
+// so that the block's groups go their own pace.
+template <int G, int R>
 struct Group {
-    static_assert(G % 32 == 0, "a warp or a block of warps");
+    static_assert(G % 32 == 0 && G > 32, "a block's warps");
     int rank;
-    float *scratch; // 32 floats of shared memory for a block's reductions
+    int barrier;    // R > 1 groups of warps: 1 + the group's slot (0 is __syncthreads')
+    float *scratch; // 2 G / 32 floats of shared memory, the group's own
 
+    // The block-wide group keeps __syncthreads: a barrier named at run
+    // time makes ptxas reserve all 16 of the block's.
     __device__ __forceinline__ void sync() const {
-        if (G == 32)
-            __syncwarp();
-        else
+        if (R == 1)
             __syncthreads();
+        else
+            asm volatile("bar.sync %0, %1;" ::"r"(barrier), "n"(G) : "memory");
     }
     __device__ __forceinline__ float sum(float v) const {
-        return G == 32 ? warp_sum(v) : block_reduce<false>(v, scratch);
+        float vs[1] = {v};
+        reduce<false>(vs);
+        return vs[0];
     }
     __device__ __forceinline__ float max(float v) const {
-        return G == 32 ? warp_max(v) : block_reduce<true>(v, scratch);
+        float vs[1] = {v};
+        reduce<true>(vs);
+        return vs[0];
     }
-    // Two sums at once: one exchange through shared memory for a block.
+    // Two sums at once: one exchange through shared memory for both.
     __device__ __forceinline__ void sum2(float &a, float &b) const {
-        static_assert(G <= 512, "a block's warps fit half the scratch");
-        a = warp_sum(a);
-        b = warp_sum(b);
-        if (G == 32)
-            return;
-        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-        __syncthreads(); // scratch may still be read by a previous reduction
+        float vs[2] = {a, b};
+        reduce<false>(vs);
+        a = vs[0], b = vs[1];
+    }
+
+  private:
+    // Each of v reduced (summed, or the maximum) over the group: warp
+    // shuffles, then one exchange of the warps' partial results through
+    // scratch (K G / 32 floats) for all K.
+    template <bool IsMax, int K>
+    __device__ __forceinline__ void reduce(float (&v)[K]) const {
+        static_assert(K <= 2, "the scratch holds two values a warp");
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            v[k] = IsMax ? warp_max(v[k]) : warp_sum(v[k]);
+        constexpr int kWarps = G / 32;
+        const int lane = rank & 31, warp = rank >> 5;
+        sync(); // scratch may still be read by a previous reduction
         if (lane == 0) {
-            scratch[warp] = a;
-            scratch[16 + warp] = b;
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                scratch[k * kWarps + warp] = v[k];
         }
-        __syncthreads();
-        a = warp_sum(lane < G / 32 ? scratch[lane] : 0.0f);
-        b = warp_sum(lane < G / 32 ? scratch[16 + lane] : 0.0f);
+        sync();
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const float w = lane < kWarps ? scratch[k * kWarps + lane] : IsMax ? -INFINITY : 0.0f;
+            v[k] = IsMax ? warp_max(w) : warp_sum(w);
+        }
     }
 };
 
@@ -103,8 +134,8 @@ struct Staged {
 // Copy a row that the bulk copy cannot take (strided, unaligned, or of
 // bytes not a multiple of 16) into its stage by the group's threads, the
 // last piece's tail as `pad`.
-template <int XT, int G>
-__device__ __forceinline__ void copy_row(const Group<G> &g, const void *x, int64_t col_stride,
+template <int XT, int G, int R>
+__device__ __forceinline__ void copy_row(const Group<G, R> &g, const void *x, int64_t col_stride,
                                          int64_t cols, int pieces, float pad, uint4 *stage) {
     constexpr int kPer = Staged<XT>::kPer;
     void *at = stage;
@@ -179,8 +210,8 @@ __device__ __forceinline__ void shared_params(const void *base, int32_t type, in
     }
 }
 
-template <int XT, int G>
-__device__ __forceinline__ void norm_row(const Group<G> &g, const Staged<XT> &r,
+template <int XT, int G, int R>
+__device__ __forceinline__ void norm_row(const Group<G, R> &g, const Staged<XT> &r,
                                          const cdnn_cuda_norm_params_t &p, void *y, bool vec,
                                          const SharedParams &params) {
     constexpr int kPer = Staged<XT>::kPer;
@@ -259,8 +290,8 @@ __device__ __forceinline__ void norm_row(const Group<G> &g, const Staged<XT> &r,
 
 // Exponentials as exp2f of the argument scaled by log2(e), as the register
 // kernels take them.
-template <int XT, int G>
-__device__ __forceinline__ void softmax_row(const Group<G> &g, const Staged<XT> &r,
+template <int XT, int G, int R>
+__device__ __forceinline__ void softmax_row(const Group<G, R> &g, const Staged<XT> &r,
                                             const cdnn_cuda_softmax_params_t &p, void *y,
                                             bool vec) {
     constexpr int kPer = Staged<XT>::kPer;
@@ -329,8 +360,9 @@ __device__ __forceinline__ void *row_of_y(const Params &p, int64_t row) {
 // NULL to ask).
 template <int G, int R, int S, int XT, typename Params, typename Prepare, typename Op>
 __device__ __forceinline__ void staged_rows(const Params &p, float pad, Prepare prepare, Op op) {
-    static_assert(G == 32 || R == 1, "a warp per row, or a block per row");
     static_assert(8 * R * S <= 256, "the barriers fit the header's first half");
+    static_assert(R <= 15 && R * 2 * (G / 32) <= 64,
+                  "a named barrier a group; its scratch in the header's second half");
     extern __shared__ __align__(128) uint4 shared[];
     constexpr int kBytes = XT == CDNN_CUDA_F32 ? 4 : 2;
     const int64_t stage_bytes = CDNN_CUDA_ROWS_STAGE_BYTES(p.cols, kBytes);
@@ -344,8 +376,8 @@ __device__ __forceinline__ void staged_rows(const Params &p, float pad, Prepare 
     uint4 *stages = reinterpret_cast<uint4 *>(base + CDNN_CUDA_ROWS_STAGED_HEADER);
     prepare(base + staged);
     __syncthreads(); // what prepare wrote, before any group reads it
-    const Group<G> g{int(threadIdx.x % G), scratch};
     const int slot = threadIdx.x / G;
+    const Group<G, R> g{int(threadIdx.x % G), 1 + slot, scratch + slot * 2 * (G / 32)};
     uint4 *mine = stages + int64_t(slot) * S * (stage_bytes / 16);
     uint64_t *bars = barriers + slot * S;
     const int64_t row_bytes = p.cols * kBytes;
@@ -434,8 +466,8 @@ __device__ __forceinline__ void norm_staged_typed(const cdnn_cuda_norm_params_t 
             }
             return scale_bytes + shift_bytes;
         },
-        [&](const Group<G> &g, const Staged<XT> &r, void *y, bool vec) {
-            norm_row<XT, G>(g, r, p, y, vec, params);
+        [&](const Group<G, R> &g, const Staged<XT> &r, void *y, bool vec) {
+            norm_row<XT>(g, r, p, y, vec, params);
         });
 }
 
@@ -443,8 +475,8 @@ template <int G, int R, int S, int XT>
 __device__ __forceinline__ void softmax_staged_typed(const cdnn_cuda_softmax_params_t &p) {
     staged_rows<G, R, S, XT>(
         p, -INFINITY, [](char *) -> int64_t { return 0; },
-        [&](const Group<G> &g, const Staged<XT> &r, void *y, bool vec) {
-            softmax_row<XT, G>(g, r, p, y, vec);
+        [&](const Group<G, R> &g, const Staged<XT> &r, void *y, bool vec) {
+            softmax_row<XT>(g, r, p, y, vec);
         });
 }
 

@@ -8,15 +8,19 @@
 #include "handlers.h"
 
 /* The threads of one row of a block of `threads` holding per_block rows:
- * a warp, or the whole block for one row; `kind` names the kernel. */
-static cdnn_status_t row_group(int64_t threads, int64_t per_block, const char *kind,
-                               int64_t *group_out)
+ * a warp, or the whole block for one row -- or, for a staged kernel
+ * (`several`), several warps a row and up to 15 such groups a block (a
+ * named barrier each); `kind` names the kernel. */
+static cdnn_status_t row_group(int64_t threads, int64_t per_block, int several,
+                               const char *kind, int64_t *group_out)
 {
     int64_t group = threads / per_block;
-    if (group * per_block != threads || group % 32 != 0 || (group > 32 && per_block != 1))
+    if (group * per_block != threads || group % 32 != 0 ||
+        (group > 32 && per_block != 1 && (!several || per_block > 15)))
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "the kernel's metadata gives %lld threads "
-                        "to %lld rows a block: a %s kernel takes a warp or a whole "
-                        "block per row", (long long)threads, (long long)per_block, kind);
+                        "to %lld rows a block: a %s kernel takes a warp or %s per row",
+                        (long long)threads, (long long)per_block, kind,
+                        several ? "a block's warps (at most 15 groups)" : "a whole block");
     if (group_out)
         *group_out = group;
     return CDNN_STATUS_SUCCESS;
@@ -33,7 +37,7 @@ static cdnn_status_t registers_geometry(const row_layout_t *r, int64_t x_bytes,
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     int64_t group = 0;
-    st = row_group(threads, per_block, "register", &group);
+    st = row_group(threads, per_block, 0, "register", &group);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     int64_t packed = 0;
@@ -71,7 +75,7 @@ static cdnn_status_t staged_geometry(const row_layout_t *r, int64_t x_bytes, int
     cdnn_status_t st = kernel_metadata_int(m, n, "stages", 1, 8, &stages);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    st = row_group(threads, per_block, "staged", NULL);
+    st = row_group(threads, per_block, 1, "staged", NULL);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     int64_t shared = CDNN_CUDA_ROWS_STAGED_SMEM(per_block, stages, r->cols, x_bytes) + extra;

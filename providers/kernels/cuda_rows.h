@@ -46,7 +46,9 @@ enum { CUDA_ROWS_GRID, CUDA_ROWS_BLOCK, CUDA_ROWS_SMEM,      /* at launch */
  * of 16 bytes of x (x_type f16/bf16: 8 elements, f32: 4) instead.
  *
  * A staged kernel (rows_staged.cu) says "stages" S: each of its
- * rows_per_block row groups has S stages of shared memory a row each, so
+ * rows_per_block row groups (a warp, or threads / rows_per_block threads
+ * of whole warps, at most 15 such groups a block) has S stages of shared
+ * memory a row each, so
  * the dynamic shared memory is CDNN_CUDA_ROWS_STAGED_SMEM plus
  * staged_extra (the norm's parameters: CDNN_CUDA_ROWS_STAGED_PARAM each;
  * NOT_SUPPORTED past CUDA_ROWS_MAX_SHARED_SM90), and launch gets one more value,
