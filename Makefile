@@ -19,7 +19,7 @@ SECONDS ?= 60
 JOBS ?= $(shell nproc)
 
 BUILD_DEPS = build-essential cmake pkg-config libssl-dev libopenblas-dev libjansson-dev
-TEST_DEPS = libcmocka-dev python3-numpy flatbuffers-compiler python3-flatbuffers \
+TEST_DEPS = libcmocka-dev python3-numpy python3-torch flatbuffers-compiler python3-flatbuffers \
             clang libclang-rt-14-dev
 BENCH_DEPS = python3-numpy python3-torch
 

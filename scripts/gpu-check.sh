@@ -115,6 +115,13 @@ if [ -f "$stage/lib/cdnn/kernels/cuda.kpack" ]; then
         '$stage/bin/cdnn' engines --device cuda:0 > '$out/engines_cuda_pack.txt' &&
         for e in matmul conv sdpa softmax; do grep \" kernels:\${e}_cuda \" '$out/engines_cuda_pack.txt' || exit 1; done"
 fi
+# The kernels provider's cuda plans forged (every metadata key, symbol,
+# target, launch value and code edit, re-sealed): each refused with its
+# status or run to the unforged plan's outputs.
+if [ -x "$stage/bin/cuda_forgeries" ]; then
+    check forgeries_cuda tests/security/test_forgeries_cuda.sh "$stage/bin/cuda_forgeries" \
+        "$stage/kernels"
+fi
 # The matmul kernels next to cuBLAS (PyTorch), device events, median.
 if [ -x "$stage/bin/bench_gpu_matmul" ]; then
     check bench_gpu_matmul python3 bench/gpu/run.py "$stage/bin/bench_gpu_matmul" \
