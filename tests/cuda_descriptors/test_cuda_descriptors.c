@@ -139,38 +139,25 @@ static void matmul_tc(int tm, int tn, int wm, int wn, int stages)
 
 #ifdef CDNN_CUDA_MATMUL_WGMMA_CONFIGS
 /* cuda-matmul-v1 on Hopper (wgmma fed by TMA): CDNN_CUDA_MATMUL_WGMMA_THREADS
- * threads, smem CDNN_CUDA_MATMUL_WGMMA_SMEM, two tensor maps. */
-static void matmul_wgmma(int tm, int tn, int stages)
+ * threads, tensor maps; `store` the kernels that store C by TMA (symbol
+ * infix store_, metadata epilogue=tma_store, a third map), whose smem holds
+ * `slots` staging buffers beside the stages. */
+static void matmul_wgmma(int tm, int tn, int stages, int store, int slots)
 {
     static const char *const dtypes[] = {"f16", "bf16"};
     for (int i = 0; i < 2; i++) {
         truth_t *t = new_truth("cuda-matmul-v1", "matmul_wgmma",
-                               "cdnn_cuda_matmul_wgmma_%s_%dx%d", dtypes[i], tm, tn);
+                               "cdnn_cuda_matmul_wgmma_%s%s_%dx%d", store ? "store_" : "",
+                               dtypes[i], tm, tn);
         exact_text(t, "dtype", dtypes[i]);
         exact(t, "tile_m", tm);
         exact(t, "tile_n", tn);
         exact(t, "threads", CDNN_CUDA_MATMUL_WGMMA_THREADS);
-        exact(t, "smem", CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages));
+        exact(t, "smem", store ? CDNN_CUDA_MATMUL_WGMMA_STORE_SMEM(tm, tn, stages, slots)
+                               : CDNN_CUDA_MATMUL_WGMMA_SMEM(tm, tn, stages));
         exact(t, "tensor_maps", 1);
-    }
-}
-#endif
-
-#ifdef CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS
-/* The same with C stored by TMA (epilogue=tma_store, a third map). */
-static void matmul_wgmma_store(int tm, int tn, int stages, int slots)
-{
-    static const char *const dtypes[] = {"f16", "bf16"};
-    for (int i = 0; i < 2; i++) {
-        truth_t *t = new_truth("cuda-matmul-v1", "matmul_wgmma",
-                               "cdnn_cuda_matmul_wgmma_store_%s_%dx%d", dtypes[i], tm, tn);
-        exact_text(t, "dtype", dtypes[i]);
-        exact(t, "tile_m", tm);
-        exact(t, "tile_n", tn);
-        exact(t, "threads", CDNN_CUDA_MATMUL_WGMMA_THREADS);
-        exact(t, "smem", CDNN_CUDA_MATMUL_WGMMA_STORE_SMEM(tm, tn, stages, slots));
-        exact(t, "tensor_maps", 1);
-        exact_text(t, "epilogue", "tma_store");
+        if (store)
+            exact_text(t, "epilogue", "tma_store");
     }
 }
 #endif
@@ -405,12 +392,12 @@ static void make_truths(void)
 #undef SMALL_M_TMA
 #endif
 #ifdef CDNN_CUDA_MATMUL_WGMMA_CONFIGS
-#define WGMMA(tm, tn, stages) matmul_wgmma(tm, tn, stages);
+#define WGMMA(tm, tn, stages) matmul_wgmma(tm, tn, stages, 0, 0);
     CDNN_CUDA_MATMUL_WGMMA_CONFIGS(WGMMA)
 #undef WGMMA
 #endif
 #ifdef CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS
-#define WGMMA_STORE(tm, tn, stages, slots) matmul_wgmma_store(tm, tn, stages, slots);
+#define WGMMA_STORE(tm, tn, stages, slots) matmul_wgmma(tm, tn, stages, 1, slots);
     CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS(WGMMA_STORE)
 #undef WGMMA_STORE
 #endif
