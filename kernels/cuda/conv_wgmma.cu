@@ -161,25 +161,36 @@ __device__ __forceinline__ void finish_pairs_any(int32_t activation, const float
 // rewritten only once the engine has read it (wait_group.read), so the
 // stores drain while the next tile's wgmma run.
 
-// This lane's accumulator pairs of a 64 x TileN block, finished (bias from
-// column col0 on, the activation), into buf: 64-column boxes 8 KiB apart,
-// each 64 rows of 128 bytes, 16-byte chunk c of row r at chunk c ^ (r % 8).
+// This lane's bias of column col0 + 32 c + lane for each 32-column chunk c
+// of a tile (0 past n), loaded before the tile's k loop so that the loads'
+// latency hides under it: in finish_to_buffer they were serialized behind
+// its shared-memory stores, two a column pair.
+template <int TileN>
+__device__ __forceinline__ void load_lane_bias(float (&bias)[TileN / 32], const void *base,
+                                               int64_t stride, int32_t type, int64_t col0,
+                                               int64_t n) {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int c = 0; c < TileN / 32; ++c) {
+        const int64_t col = col0 + 32 * c + lane;
+        bias[c] = base && col < n ? load_as_f32(base, col * stride, type) : 0.0f;
+    }
+}
+
+// This lane's accumulator pairs of a 64 x TileN block, finished (the bias
+// of load_lane_bias, handed to the lanes that hold each column by
+// shuffles; the activation), into buf: 64-column boxes 8 KiB apart, each
+// 64 rows of 128 bytes, 16-byte chunk c of row r at chunk c ^ (r % 8).
 template <int TileN, int Act>
 __device__ __forceinline__ void finish_to_buffer(const float (&acc)[TileN / 2], uint32_t buf,
-                                                 int64_t col0, int64_t n, bool bf16,
-                                                 const void *bias, int64_t bias_stride,
-                                                 int32_t bias_type) {
+                                                 bool bf16, const float (&bias)[TileN / 32]) {
     const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
     const int row = 16 * warp + lane / 4; // and row + 8: the same swizzle phase
 #pragma unroll
     for (int j = 0; j < TileN / 8; ++j) {
-        const int64_t col = col0 + 8 * j + 2 * (lane % 4);
-        float b0 = 0.0f, b1 = 0.0f;
-        if (bias && col < n) {
-            b0 = load_as_f32(bias, col * bias_stride, bias_type);
-            if (col + 1 < n)
-                b1 = load_as_f32(bias, (col + 1) * bias_stride, bias_type);
-        }
+        const int from = 8 * (j % 4) + 2 * (lane % 4); // column 8 j + 2 (lane % 4) of the chunk
+        const float b0 = __shfl_sync(0xffffffffu, bias[j / 4], from);
+        const float b1 = __shfl_sync(0xffffffffu, bias[j / 4], from + 1);
         const uint32_t a = pack_pair(activate(acc[4 * j] + b0, Act),
                                      activate(acc[4 * j + 1] + b1, Act), bf16);
         const uint32_t b = pack_pair(activate(acc[4 * j + 2] + b0, Act),
@@ -194,11 +205,8 @@ __device__ __forceinline__ void finish_to_buffer(const float (&acc)[TileN / 2], 
 template <int TileN>
 __device__ __forceinline__ void finish_to_buffer_any(int32_t activation,
                                                      const float (&acc)[TileN / 2], uint32_t buf,
-                                                     int64_t col0, int64_t n, bool bf16,
-                                                     const void *bias, int64_t bias_stride,
-                                                     int32_t bias_type) {
-#define CDNN_FINISH_BUFFER(act)                                                                \
-    finish_to_buffer<TileN, act>(acc, buf, col0, n, bf16, bias, bias_stride, bias_type)
+                                                     bool bf16, const float (&bias)[TileN / 32]) {
+#define CDNN_FINISH_BUFFER(act) finish_to_buffer<TileN, act>(acc, buf, bf16, bias)
     switch (activation) {
     case CDNN_CUDA_ACT_RELU: CDNN_FINISH_BUFFER(CDNN_CUDA_ACT_RELU); break;
     case CDNN_CUDA_ACT_GELU: CDNN_FINISH_BUFFER(CDNN_CUDA_ACT_GELU); break;
@@ -217,14 +225,13 @@ template <int TileN>
 __device__ __forceinline__ void store_block(const float (&acc)[TileN / 2], int consumer,
                                             uint32_t buf, const cdnn_cuda_tensor_map_t *y_map,
                                             int64_t col0, int32_t c1, int32_t c2, int64_t n,
-                                            int32_t type, int32_t activation, const void *bias,
-                                            int64_t bias_stride, int32_t bias_type) {
+                                            int32_t type, int32_t activation,
+                                            const float (&bias)[TileN / 32]) {
     const bool leader = threadIdx.x % 128 == 0;
     if (leader)
         bulk_wait_read<0>();
     consumer_sync(consumer);
-    finish_to_buffer_any<TileN>(activation, acc, buf, col0, n, type == CDNN_CUDA_BF16, bias,
-                                bias_stride, bias_type);
+    finish_to_buffer_any<TileN>(activation, acc, buf, type == CDNN_CUDA_BF16, bias);
     fence_async_shared(); // the copy engine reads what these threads wrote
     consumer_sync(consumer);
     if (leader) {
@@ -250,13 +257,15 @@ __device__ __forceinline__ void consume_store(const cdnn_cuda_conv_tma_store_par
     int64_t step = 0;
     for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         const Tile tile = tile_at<TileM, TileN>(p, t);
+        float bias[TileN / 32];
+        load_lane_bias<TileN>(bias, p.bias, p.bias_stride, p.bias_type, tile.n0, p.n);
         tile_k_loop<DType, TileM, TileN, Stages, true, 1>(ring, row0, lane, k_steps, step, acc);
 #pragma unroll
         for (int st = 0; st < kSubTiles; ++st) {
             fence_registers(acc[st]);
             store_block<TileN>(acc[st], consumer, buf, &params.y_map, tile.n0,
                                int32_t(tile.m0 + row0 + 64 * st), 0, p.n, p.c_type, p.activation,
-                               p.bias, p.bias_stride, p.bias_type);
+                               bias);
         }
     }
     if (threadIdx.x % 128 == 0)
@@ -451,7 +460,9 @@ __device__ __forceinline__ void stem_consume(const cdnn_cuda_conv_params_t &p, u
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int tiles = int(p.n * p.p), rows_out = int(p.p);
     const int64_t ebytes = p.y_type == CDNN_CUDA_F32 ? 4 : 2;
-    float acc[kTileN / 2];
+    float acc[kTileN / 2], bias[kTileN / 32];
+    if (y_map) // the whole filter set: one load for the launch
+        load_lane_bias<kTileN>(bias, p.bias, p.bias_stride, p.bias_type, 0, p.k);
     int step = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++step) {
         const int s = step % kStages;
@@ -475,7 +486,7 @@ __device__ __forceinline__ void stem_consume(const cdnn_cuda_conv_params_t &p, u
             barrier_arrive(empty + 8 * s);
         if (y_map) {
             store_block<kTileN>(acc, consumer, buf, y_map, 0, consumer * 64, t, p.k, p.y_type,
-                                p.activation, p.bias, p.bias_stride, p.bias_type);
+                                p.activation, bias);
             continue;
         }
         const int n = t / rows_out, i = t - n * rows_out;
