@@ -377,13 +377,13 @@ static const uint8_t zero_digest[32];
 _Static_assert(GRAPH_FORMAT_MINOR == OP_TABLE_FORMAT_MINOR,
                "the op table's newest forms are this format's");
 
-/* Whether a pointwise node of g reads an input of lower rank than its y
- * (format 1.3).  Validation knows (inferred ranks included); before it, the
- * declared ranks of a node's ports that have one must agree. */
+/* Whether a pointwise node of g has ports of different declared ranks, an
+ * input of lower rank than its y (format 1.3).  By the declared ranks
+ * alone, which are what the bytes hold, never by the ranks validation
+ * infers for the others: a graph saves to the same bytes before and after
+ * it is validated. */
 static int uses_rank_broadcast(const cdnn_graph_t *g)
 {
-    if (g->validated)
-        return g->rank_broadcast;
     for (int32_t i = 0; i < g->node_count; i++) {
         const graph_node_t *n = &g->nodes[i];
         if (n->op != CDNN_OP_POINTWISE)

@@ -56,8 +56,9 @@ struct cdnn_graph {
     cdnn_tensor_view_t *tensor_views; /* by declaration index */
     cdnn_node_view_t *node_views;     /* topological order */
     cdnn_graph_view_t view;
-    /* A pointwise input has a lower rank than its y (NumPy's rank
-     * broadcasting): the graph saves as format 1.3. */
+    /* A pointwise input has a lower rank than its y, inferred ranks
+     * included (NumPy's rank broadcasting): validation shows it at y's
+     * rank.  The saved format minor goes by declared ranks only. */
     int rank_broadcast;
     /* Loaded from bytes of a graph format minor newer than this build's
      * (else 0): a failed validation says so, since the graph may use what
