@@ -10,8 +10,8 @@
  * code object (matmul_tc, and on sm_90 the Hopper kernels of
  * matmul_wgmma, whose tensor maps are encoded once per shape, outside the
  * timing); then bf16 8192^3 with the fused epilogue bias + gelu (erf),
- * reported as dtype "bf16+bias+gelu": 3 warm-up launches, then REPS
- * (default 15) launches each between two events; the median is reported.  Inputs are random in
+ * reported as dtype "bf16+bias+gelu": the median of REPS (default 15)
+ * samples of launches back to back (bench/gpu/event_timing.h).  Inputs are random in
  * [-1, 1) (never zeros: they run faster than real data); 256 random
  * elements of each C are checked against f64 dot products, tolerance
  * eps(type) * |ref| + (k + 4) * 2^-22 * sum |a||b|.
@@ -26,6 +26,7 @@
 #include <cdnn_sdk/numeric.h>
 
 #include "../../tests/cuda_kernels/gpu.h"
+#include "event_timing.h"
 #include "cuda_kernel.h"
 #include "matmul_tma.h"
 
@@ -126,32 +127,12 @@ static double spot_check(const gpu_t *gpu, const operands_t *o, const shape_t *s
     return worst;
 }
 
-static int compare_floats(const void *x, const void *y) {
-    const float a = *(const float *)x, b = *(const float *)y;
-    return (a > b) - (a < b);
-}
-
-/* Median milliseconds of reps launches, each between two events; p is the
- * kernel's parameter struct. */
-static float time_kernel(const gpu_t *gpu, sdk_cu_function fn, unsigned grid_x, unsigned grid_y,
-                         unsigned threads, unsigned smem, void *p, int reps) {
-    sdk_cu_event start, stop;
-    gpu_check(gpu, gpu->cu->event_create(&start, 0), "cuEventCreate");
-    gpu_check(gpu, gpu->cu->event_create(&stop, 0), "cuEventCreate");
-    for (int w = 0; w < 3; ++w)
-        gpu_launch(gpu, fn, grid_x, grid_y, 1, threads, smem, p);
-    float times[64];
-    for (int r = 0; r < reps; ++r) {
-        gpu_check(gpu, gpu->cu->event_record(start, NULL), "cuEventRecord");
-        gpu_launch(gpu, fn, grid_x, grid_y, 1, threads, smem, p);
-        gpu_check(gpu, gpu->cu->event_record(stop, NULL), "cuEventRecord");
-        gpu_check(gpu, gpu->cu->event_synchronize(stop), "cuEventSynchronize");
-        gpu_check(gpu, gpu->cu->event_elapsed_time(&times[r], start, stop), "cuEventElapsedTime");
-    }
-    gpu->cu->event_destroy(start);
-    gpu->cu->event_destroy(stop);
-    qsort(times, (size_t)reps, sizeof times[0], compare_floats);
-    return times[reps / 2];
+/* Milliseconds a launch, back to back (event_timing.h); p is the kernel's
+ * parameter struct. */
+static double time_kernel(const gpu_t *gpu, sdk_cu_function fn, unsigned grid_x, unsigned grid_y,
+                          unsigned threads, unsigned smem, void *p, int reps) {
+    gpu_launch_args_t launch = {gpu, fn, grid_x, grid_y, threads, smem, p};
+    return bench_time_events(gpu->cu, gpu_launch_run, &launch, reps).stream_ms;
 }
 
 typedef struct config {
@@ -231,7 +212,7 @@ static void bench_shape(const gpu_t *gpu, sdk_cu_module modules[2], int32_t type
             grid_y = 1;
         }
         gpu_upload(gpu, o.dc, o.poison, (size_t)(s->m * s->n) * 2); /* no stale result */
-        const float ms = time_kernel(gpu, fn, grid_x, grid_y, (unsigned)configs[c].threads,
+        const double ms = time_kernel(gpu, fn, grid_x, grid_y, (unsigned)configs[c].threads,
                                      configs[c].smem, &t, reps);
         const double tflops = 2.0 * (double)s->m * (double)s->n * (double)s->k / (ms * 1e-3) / 1e12;
         printf("cdnn %s%s %lld %lld %lld %s %.4f %.1f %.3f\n", type_name(type),

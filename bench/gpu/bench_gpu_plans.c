@@ -8,10 +8,12 @@
  *   bench_gpu_plans [REPS]
  *
  * One line per case, for bench/gpu/plans.py to put next to PyTorch:
- *   plan OP SHAPE ENGINE MS RATE UNIT ERR
+ *   plan OP SHAPE ENGINE MS CALL_MS RATE UNIT ERR
+ * MS is an execution's time back to back (executions enqueued without
+ * waiting), CALL_MS with the stream drained after each (event_timing.h);
  * RATE is GB/s of compulsory traffic (each input read once, each output
- * written once) or TFLOP/s; ERR is the worst |got - ref| / tolerance over
- * the samples (<= 1 passes).
+ * written once) or TFLOP/s, at MS; ERR is the worst |got - ref| / tolerance
+ * over the samples (<= 1 passes).
  */
 #include <math.h>
 #include <stdint.h>
@@ -24,8 +26,9 @@
 #include <cdnn_sdk/numeric.h>
 
 #include "bench_common.h"
+#include "event_timing.h"
 
-enum { MAX_IO = 8, SAMPLES = 64, WARMUP = 3 };
+enum { MAX_IO = 8, SAMPLES = 64 };
 
 typedef enum op {
     OP_LAYERNORM, OP_RMSNORM, OP_SOFTMAX, OP_ADD_RELU, OP_MATMUL_BIAS_GELU,
@@ -479,35 +482,25 @@ static void execute(const cdnn_graph_t *g, cdnn_handle_t *h, io_t *t, void *ws)
     CHECK(cdnn_graph_execute(g, h, t->count, t->uids, t->device, ws));
 }
 
-/* The median over reps executions, each between two events on the
- * handle's stream (the default one), after WARMUP untimed ones. */
-static double time_plan(const cdnn_graph_t *g, cdnn_handle_t *h, io_t *t, void *ws, int reps)
+typedef struct plan_run {
+    const cdnn_graph_t *graph;
+    cdnn_handle_t *handle;
+    io_t *io;
+    void *workspace;
+} plan_run_t;
+
+static void run_plan(void *ctx)
 {
-    const sdk_cuda_t *cu = driver();
-    sdk_cu_event start, stop;
-    if (cu->event_create(&start, 0) || cu->event_create(&stop, 0)) {
-        fprintf(stderr, "bench_gpu_plans: cuEventCreate failed\n");
-        exit(1);
-    }
-    for (int i = 0; i < WARMUP; i++)
-        execute(g, h, t, ws);
-    double *ms = xcalloc((size_t)reps, sizeof *ms);
-    for (int i = 0; i < reps; i++) {
-        float elapsed = 0;
-        cu->event_record(start, NULL);
-        execute(g, h, t, ws);
-        cu->event_record(stop, NULL);
-        if (cu->event_synchronize(stop) || cu->event_elapsed_time(&elapsed, start, stop)) {
-            fprintf(stderr, "bench_gpu_plans: timing with events failed\n");
-            exit(1);
-        }
-        ms[i] = elapsed;
-    }
-    double result = median(ms, reps);
-    free(ms);
-    cu->event_destroy(start);
-    cu->event_destroy(stop);
-    return result;
+    const plan_run_t *r = ctx;
+    execute(r->graph, r->handle, r->io, r->workspace);
+}
+
+/* Both clocks of event_timing.h over the plan's executions. */
+static bench_timing_t time_plan(const cdnn_graph_t *g, cdnn_handle_t *h, io_t *t, void *ws,
+                                int reps)
+{
+    plan_run_t run = {g, h, t, ws};
+    return bench_time_events(driver(), run_plan, &run, reps);
 }
 
 /* A candidate's name in one word: "engine" for its defaults, "engine#N"
@@ -541,7 +534,7 @@ static void chosen_candidate(const cdnn_graph_t *g, char *out, size_t cap)
 }
 
 static void print_row(const bench_case_t *c, const cdnn_graph_t *g, const io_t *t,
-                      double ms, double err)
+                      bench_timing_t time, double err)
 {
     char engine[128], shape[96];
     chosen_candidate(g, engine, sizeof engine);
@@ -554,12 +547,13 @@ static void print_row(const bench_case_t *c, const cdnn_graph_t *g, const io_t *
     double bytes = 0;
     for (int32_t i = 0; i < t->count; i++)
         bytes += (double)t->info[i].span_bytes;
+    double ms = time.stream_ms;
     if (flops(c) > 0)
-        printf("plan %s %s %s %.4f %.1f TFLOP/s %.3f\n", c->name, shape, engine, ms,
-               flops(c) / ms * 1e-9, err);
+        printf("plan %s %s %s %.4f %.4f %.1f TFLOP/s %.3f\n", c->name, shape, engine, ms,
+               time.call_ms, flops(c) / ms * 1e-9, err);
     else
-        printf("plan %s %s %s %.4f %.1f GB/s %.3f\n", c->name, shape, engine, ms,
-               bytes / ms * 1e-6, err);
+        printf("plan %s %s %s %.4f %.4f %.1f GB/s %.3f\n", c->name, shape, engine, ms,
+               time.call_ms, bytes / ms * 1e-6, err);
     fflush(stdout);
 }
 
@@ -592,7 +586,7 @@ static cdnn_graph_t *build_candidate(cdnn_handle_t *h, const bench_case_t *c,
 
 /* Benchmarking's choice against this harness's own clock: every candidate
  * the benchmarking plan timed is built pinned and timed here on the same
- * tensors; one line "choice OP CHOSEN MS FASTEST MS" for plans.py. */
+ * tensors, back to back as benchmarking times them; one line "choice OP CHOSEN MS FASTEST MS" for plans.py. */
 static void check_choice(cdnn_handle_t *h, const bench_case_t *c, const cdnn_graph_t *plan,
                          io_t *t, int reps)
 {
@@ -611,7 +605,7 @@ static void check_choice(cdnn_handle_t *h, const bench_case_t *c, const cdnn_gra
         CHECK(cdnn_graph_workspace_size(g, &ws_bytes));
         if (ws_bytes)
             CHECK(cdnn_memory_alloc(h, ws_bytes, &ws));
-        ms[i] = time_plan(g, h, t, ws, reps);
+        ms[i] = time_plan(g, h, t, ws, reps).stream_ms;
         fprintf(stderr, "#   harness    %-44s %10.2f us\n", r[i].name, ms[i] * 1e3);
         if (fastest < 0 || ms[i] < ms[fastest])
             fastest = i;
@@ -655,11 +649,11 @@ static void run_case(cdnn_handle_t *h, const bench_case_t *c, int reps)
         CHECK(cdnn_memory_alloc(h, ws_bytes, &ws));
     execute(g, h, &t, ws); /* benchmarking chooses here */
     CHECK(cdnn_handle_synchronize(h));
-    double ms = time_plan(g, h, &t, ws, reps);
+    bench_timing_t time = time_plan(g, h, &t, ws, reps);
     for (int32_t i = 0; i < t.count; i++)
         if (t.info[i].is_output)
             CHECK(cdnn_memory_download(h, t.host[i], t.device[i], t.info[i].span_bytes));
-    print_row(c, g, &t, ms, check(c, &t));
+    print_row(c, g, &t, time, check(c, &t));
     check_choice(h, c, g, &t, reps < 10 ? reps : 10);
     cdnn_memory_free(h, ws);
     free_io(h, &t);

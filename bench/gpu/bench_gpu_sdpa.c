@@ -6,8 +6,8 @@
  *
  * B8 H16 S4096 (q_len = kv_len), BHSD-packed, scale 1/sqrt(D), at bf16 D128,
  * D64 and f16 D128, causal (top-left) and not: the tensor maps encoded once
- * per case, outside the timing; 3 warm-up launches, then REPS (default 20)
- * launches each between two events; the median is reported.  Inputs are
+ * per case, outside the timing; the median of REPS (default 20) samples of
+ * launches back to back (bench/gpu/event_timing.h).  Inputs are
  * random in [-2, 2) for q and k, [-1, 1) for v (never zeros).  8 sampled
  * query rows of each output are checked against f64 (tolerance as
  * tests/cuda_kernels/test_sdpa.c's: 2 eps(type) + eps(type) |ref| + 2^-16).
@@ -23,6 +23,7 @@
 #include <cdnn_sdk/numeric.h>
 
 #include "../../tests/cuda_kernels/gpu.h"
+#include "event_timing.h"
 #include "cuda_kernel.h"
 #include "sdpa_tma.h"
 
@@ -75,11 +76,6 @@ typedef struct inputs {
 
 static double half_value(int32_t type, uint16_t v) {
     return type == CDNN_CUDA_BF16 ? cdnn_bf16_to_float(v) : cdnn_half_to_float(v);
-}
-
-static int compare_floats(const void *x, const void *y) {
-    const float a = *(const float *)x, b = *(const float *)y;
-    return (a > b) - (a < b);
 }
 
 /* Worst |out - ref| / tol over 8 sampled rows (all features). */
@@ -157,25 +153,12 @@ static void bench_case(const gpu_t *gpu, sdk_cu_module module, const bench_case_
     gpu_check(gpu, gpu->cu->func_set_attribute(fn, GPU_FUNC_MAX_DYNAMIC_SHARED, (int)smem),
               "cuFuncSetAttribute");
     const unsigned blocks = (unsigned)cdnn_cuda_sdpa_wgmma_blocks(p);
-    sdk_cu_event start, stop;
-    gpu_check(gpu, gpu->cu->event_create(&start, 0), "cuEventCreate");
-    gpu_check(gpu, gpu->cu->event_create(&stop, 0), "cuEventCreate");
+    gpu_launch_args_t launch = {gpu, fn, blocks, 1, CDNN_CUDA_SDPA_WGMMA_THREADS, smem, &t};
     for (int w = 0; w < 3; ++w)
-        gpu_launch(gpu, fn, blocks, 1, 1, CDNN_CUDA_SDPA_WGMMA_THREADS, smem, &t);
+        gpu_launch_run(&launch);
     gpu_sync(gpu);
     const double worst = spot_check(gpu, c, q, k, v, dout);
-    float times[64];
-    for (int r = 0; r < reps; ++r) {
-        gpu_check(gpu, gpu->cu->event_record(start, NULL), "cuEventRecord");
-        gpu_launch(gpu, fn, blocks, 1, 1, CDNN_CUDA_SDPA_WGMMA_THREADS, smem, &t);
-        gpu_check(gpu, gpu->cu->event_record(stop, NULL), "cuEventRecord");
-        gpu_check(gpu, gpu->cu->event_synchronize(stop), "cuEventSynchronize");
-        gpu_check(gpu, gpu->cu->event_elapsed_time(&times[r], start, stop), "cuEventElapsedTime");
-    }
-    gpu->cu->event_destroy(start);
-    gpu->cu->event_destroy(stop);
-    qsort(times, (size_t)reps, sizeof times[0], compare_floats);
-    const double ms = times[reps / 2];
+    const double ms = bench_time_events(gpu->cu, gpu_launch_run, &launch, reps).stream_ms;
     const double flops = (c->causal ? 2.0 : 4.0) * B * H * (double)S * S * c->d;
     printf("cdnn %s %d %d %d %d %d %s %.4f %.1f %.3g\n", name, B, H, S, c->d, c->causal, symbol,
            ms, flops / (ms * 1e-3) / 1e12, worst);

@@ -4,11 +4,20 @@
     python3 bench/gpu/plans.py BENCH_GPU_PLANS [--reps N] [--out FILE]
 
 Runs BENCH_GPU_PLANS (cdnn plans built with benchmarking through the public
-API, tensors from cdnn_memory_alloc, CUDA events on the plan's stream, the
-median of N executions, outputs checked on samples against f64), then times
-PyTorch on the same shapes and dtype (bf16) the same way, and the device's
-copy bandwidth (a 1 GiB device-to-device copy, bytes read plus written), and
-prints one table.  For matmul -> bias -> gelu the peers are PyTorch's
+API, tensors from cdnn_memory_alloc, CUDA events on the plan's stream,
+outputs checked on samples against f64), then times PyTorch on the same
+shapes and dtype (bf16) the same way, and the device's copy bandwidth (a
+1 GiB device-to-device copy, bytes read plus written), and prints one table.
+
+Two clocks, both medians of N samples, for cdnn, its peers and the copy
+alike: "back to back" (the table's ms; each sample >= 1 ms of executions
+enqueued without waiting, so the host's dispatch and launch of one hide
+behind the one before: the device's own time, as a framework's stream runs
+them) and "per call" (call ms; the stream drained after each execution, so
+the device also idles while the host dispatches and launches: a few us,
+which is 5-15% of a 40-90 us kernel).  Rates, % of copy and speed-ups are
+back to back; the per-call columns show what a caller that waits on every
+result gets.  For matmul -> bias -> gelu the peers are PyTorch's
 unfused sequence (matmul, add, gelu: three kernels) and cuBLASLt's own
 fused epilogue (torch._addmm_activation(..., use_gelu=True)); for conv ->
 bias -> relu (f16, channels-last) the unfused sequence, cuDNN's fused
@@ -17,24 +26,10 @@ Needs python3 with torch and a GPU (the GPU machine has both).
 """
 import argparse
 import datetime
-import statistics
 import subprocess
 import sys
 
-
-def time_ms(torch, fn, reps):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+from timing import time_ms
 
 
 def copy_bandwidth(torch, reps):
@@ -42,12 +37,12 @@ def copy_bandwidth(torch, reps):
     n = 1 << 29  # 1 GiB of bf16
     src = torch.empty(n, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
     dst = torch.empty_like(src)
-    ms = time_ms(torch, lambda: dst.copy_(src), reps)
+    ms, _ = time_ms(torch, lambda: dst.copy_(src), reps)
     return 2 * 2 * n / (ms * 1e-3) / 1e9
 
 
 def peers(torch, op, shape, reps):
-    """[(peer name, ms)] for one cdnn row."""
+    """[(peer name, (back-to-back ms, per-call ms))] for one cdnn row."""
     F = torch.nn.functional
     bf16 = torch.bfloat16
     rand = lambda *s: torch.empty(*s, device="cuda", dtype=bf16).uniform_(-1, 1)
@@ -110,10 +105,10 @@ def run_cdnn(binary, reps):
     rows = []
     for line in out.stdout.splitlines():
         f = line.split()
-        if len(f) == 8 and f[0] == "plan":
+        if len(f) == 9 and f[0] == "plan":
             rows.append({"op": f[1], "shape": tuple(int(d) for d in f[2].split("x")),
-                         "engine": f[3], "ms": float(f[4]), "rate": float(f[5]),
-                         "unit": f[6], "err": float(f[7])})
+                         "engine": f[3], "ms": float(f[4]), "call_ms": float(f[5]),
+                         "rate": float(f[6]), "unit": f[7], "err": float(f[8])})
         elif len(f) == 7 and f[0] == "choice" and rows and rows[-1]["op"] == f[1]:
             rows[-1]["choice"] = {"chosen": f[2], "chosen_ms": float(f[3]),
                                   "fastest": f[4], "fastest_ms": float(f[5]),
@@ -158,18 +153,23 @@ def main():
     copy = copy_bandwidth(torch, args.reps)
     lines = [f"# cdnn plans vs PyTorch (torch {torch.__version__}), "
              f"{torch.cuda.get_device_name(0)}, {datetime.date.today().isoformat()}",
-             f"# bf16 (conv f16); median of {args.reps} executions, CUDA events; GB/s = compulsory bytes "
-             f"(inputs read once, outputs written once) / time; measured copy: {copy:.0f} GB/s",
-             "# speed-up = peer ms / cdnn ms; err = worst |y - f64 ref| / tol on samples (<= 1 passes)",
-             f"{'op':16} {'shape':>16} {'cdnn engine/candidate':28} {'ms':>8} {'rate':>14} "
-             f"{'of copy':>7} {'err':>6}  {'peer':28} {'peer ms':>8} {'speed-up':>8}"]
+             f"# bf16 (conv f16); CUDA events, medians of {args.reps} samples; ms = back to back "
+             f"(executions enqueued without waiting), call = the stream drained after each",
+             f"# GB/s = compulsory bytes (inputs read once, outputs written once) / ms; "
+             f"measured copy (back to back): {copy:.0f} GB/s",
+             "# speed-up = peer ms / cdnn ms (back to back); err = worst |y - f64 ref| / tol on "
+             "samples (<= 1 passes)",
+             f"{'op':16} {'shape':>16} {'cdnn engine/candidate':28} {'ms':>8} {'call':>8} "
+             f"{'rate':>14} {'of copy':>7} {'err':>6}  {'peer':28} {'peer ms':>8} {'call':>8} "
+             f"{'speed-up':>8}"]
     for r in rows:
         shape = "x".join(str(d) for d in r["shape"])
         of_copy = f"{100 * r['rate'] / copy:6.0f}%" if r["unit"] == "GB/s" else "      -"
-        head = (f"{r['op']:16} {shape:>16} {r['engine']:28} {r['ms']:8.3f} "
+        head = (f"{r['op']:16} {shape:>16} {r['engine']:28} {r['ms']:8.3f} {r['call_ms']:8.3f} "
                 f"{r['rate']:8.1f} {r['unit']:8} {of_copy} {r['err']:6.3f}")
-        for name, ms in peers(torch, r["op"], r["shape"], args.reps) or [("-", float("nan"))]:
-            lines.append(f"{head}  {name:28} {ms:8.3f} {ms / r['ms']:8.2f}")
+        nan = float("nan")
+        for name, (ms, call) in peers(torch, r["op"], r["shape"], args.reps) or [("-", (nan, nan))]:
+            lines.append(f"{head}  {name:28} {ms:8.3f} {call:8.3f} {ms / r['ms']:8.2f}")
             head = " " * len(head)
     lines += choice_lines(rows)
     text = "\n".join(lines) + "\n"

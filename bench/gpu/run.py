@@ -5,42 +5,27 @@
 
 Runs BENCH_BINARY (bench_gpu_matmul: cdnn's tensor-core kernels, device
 events, median) and then times torch.matmul (cuBLAS) on the same shapes and
-dtypes the same way: random inputs in [-1, 1), 3 warm-ups, the median of N
-launches each between two CUDA events.  Prints one table: per dtype and
+dtypes the same way (timing.py: random inputs in [-1, 1), CUDA events, the
+median of N samples of launches back to back, as event_timing.h).  Prints one table: per dtype and
 shape, every cdnn tile configuration, cuBLAS, and cdnn's best over cuBLAS.
 Needs python3 with torch and a GPU (the GPU machine has both).
 """
 import argparse
 import datetime
-import statistics
 import subprocess
 import sys
 
+from timing import time_ms
+
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096)]
 EPILOGUE_SHAPES = [(8192, 8192, 8192)]
-
-
-def time_events(torch, fn, reps):
-    """Median milliseconds of reps calls of fn, each between two CUDA events."""
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
 
 
 def time_cublas(torch, dtype, m, n, k, reps):
     a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
     b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
     c = torch.empty(m, n, device="cuda", dtype=dtype)
-    return time_events(torch, lambda: torch.matmul(a, b, out=c), reps)
+    return time_ms(torch, lambda: torch.matmul(a, b, out=c), reps)[0]
 
 
 def time_bias_gelu(torch, dtype, m, n, k, reps):
@@ -51,9 +36,9 @@ def time_bias_gelu(torch, dtype, m, n, k, reps):
     a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
     b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
     bias = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
-    unfused = time_events(
+    unfused, _ = time_ms(
         torch, lambda: torch.nn.functional.gelu(torch.matmul(a, b) + bias), reps)
-    fused = time_events(
+    fused, _ = time_ms(
         torch, lambda: torch._addmm_activation(bias, a, b, use_gelu=True), reps)
     return unfused, fused
 

@@ -5,31 +5,17 @@ scaled_dot_product_attention, in one run.
     python3 bench/gpu/sdpa.py BENCH_GPU_SDPA CODE_OBJECT_DIR [--reps N] [--out FILE]
 
 Runs BENCH_GPU_SDPA (the sdpa_wgmma kernels launched directly, CUDA events,
-median of N, sampled rows checked against f64), then times
-torch.nn.functional.scaled_dot_product_attention on the same shapes, dtypes
-and causality the same way (random inputs, BHSD, 3 warm-ups, median of N),
+median of N samples of launches back to back, sampled rows checked against
+f64), then times torch.nn.functional.scaled_dot_product_attention on the
+same shapes, dtypes and causality the same way (timing.py; random inputs, BHSD),
 and prints one table with the ratio cdnn / PyTorch (above 1: cdnn faster).
 """
 import argparse
 import datetime
-import statistics
 import subprocess
 import sys
 
-
-def time_ms(torch, fn, reps):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+from timing import time_ms
 
 
 def torch_ms(torch, dtype, b, h, s, d, causal, reps):
@@ -38,7 +24,7 @@ def torch_ms(torch, dtype, b, h, s, d, causal, reps):
     q = torch.empty(b, h, s, d, device="cuda", dtype=t).uniform_(-2, 2)
     k = torch.empty_like(q).uniform_(-2, 2)
     v = torch.empty_like(q).uniform_(-1, 1)
-    return time_ms(torch, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), reps)
+    return time_ms(torch, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), reps)[0]
 
 
 def main():

@@ -152,6 +152,11 @@ void gpu_launch(const gpu_t *gpu, sdk_cu_function fn, unsigned grid_x, unsigned 
               "cuLaunchKernel");
 }
 
+void gpu_launch_run(void *launch_args) {
+    const gpu_launch_args_t *l = launch_args;
+    gpu_launch(l->gpu, l->fn, l->grid_x, l->grid_y, 1, l->block, l->smem, l->params);
+}
+
 size_t elem_size(int32_t type) { return type == CDNN_CUDA_F32 ? 4 : 2; }
 
 double elem_get(int32_t type, const void *base, int64_t index) {

@@ -56,6 +56,16 @@ sdk_cu_function gpu_function(const gpu_t *gpu, sdk_cu_module module, const char 
 void gpu_launch(const gpu_t *gpu, sdk_cu_function fn, unsigned grid_x, unsigned grid_y,
                 unsigned grid_z, unsigned block, unsigned smem, void *params);
 
+/* One launch held as a value, for callers that repeat it through a
+ * callback (the GPU benches' event_timing.h): gpu_launch_run(args). */
+typedef struct gpu_launch_args {
+    const gpu_t *gpu;
+    sdk_cu_function fn;
+    unsigned grid_x, grid_y, block, smem;
+    void *params;
+} gpu_launch_args_t;
+void gpu_launch_run(void *launch_args);
+
 /* Element sizes and conversions of the types the kernels take. */
 size_t elem_size(int32_t type);
 double elem_get(int32_t type, const void *base, int64_t index);
