@@ -442,9 +442,11 @@ typedef struct cdnn_cuda_pointwise_params {
  * Dynamic shared memory (the kernels have no static shared memory, so that
  * the opt-in past 48 KiB covers all of it): CDNN_CUDA_ROWS_STAGED_SMEM(R,
  * S, cols, x's element bytes), and for the norm kernels also
- * CDNN_CUDA_ROWS_STAGED_PARAM(cols, bytes) for the scale and for the
- * shift where present (their element bytes): the block copies them there
- * once and every row reads them from there.  A launch with less does
+ * CDNN_CUDA_ROWS_STAGED_PARAM(cols, x's element bytes, 4) for the scale
+ * and for the shift where present -- the block copies them there once, as
+ * f32, and every row reads them from there -- or, where that does not
+ * fit, CDNN_CUDA_ROWS_STAGED_PARAM(cols, x's element bytes, their own
+ * element bytes) each, kept in their own types.  A launch with less does
  * nothing.  Metadata: rows_per_block R, threads G * R, stages S.
  * 6xb4s2 was the fastest staged kernel on every norm and softmax shape
  * measured (bench/gpu/notes/rows.md v6); b8s2 holds the rows longer than
@@ -463,7 +465,10 @@ typedef struct cdnn_cuda_pointwise_params {
 #define CDNN_CUDA_ROWS_STAGED_HEADER 512
 #define CDNN_CUDA_ROWS_STAGED_SMEM(r, s, cols, x_bytes)                                         \
     (CDNN_CUDA_ROWS_STAGED_HEADER + (r) * (s) * CDNN_CUDA_ROWS_STAGE_BYTES(cols, x_bytes))
-#define CDNN_CUDA_ROWS_STAGED_PARAM(cols, bytes) CDNN_CUDA_ROWS_STAGE_BYTES(cols, bytes)
+/* A parameter as long as x's staged row (whole 16-byte pieces of x), of
+ * `bytes` an element, rounded up to 16. */
+#define CDNN_CUDA_ROWS_STAGED_PARAM(cols, x_bytes, bytes)                                        \
+    ((CDNN_CUDA_ROWS_STAGE_BYTES(cols, x_bytes) / (x_bytes) * (bytes) + 15) / 16 * 16)
 
 typedef struct cdnn_cuda_norm_params {
     int64_t rows, cols;

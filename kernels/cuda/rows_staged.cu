@@ -179,9 +179,11 @@ __device__ __forceinline__ float piece_sum(const float (&x)[8]) {
 // ---- the ops on a staged row -------------------------------------------------------------
 
 // The norm's scale and shift as the block copied them into shared memory
-// (their own types, padded to whole pieces), or NULL where absent.
+// (f32 where the launch gave room for it, else their own types; padded
+// to whole pieces of x), or NULL where absent.
 struct SharedParams {
     const void *scale, *shift;
+    bool f32; // else each in its own type
 };
 
 // Elements c .. c + kPer - 1 (c a multiple of kPer) of a parameter in
@@ -272,14 +274,18 @@ __device__ __forceinline__ void norm_row(const Group<G, R> &g, const Staged<XT> 
     }
     const float inv_std = rsqrtf(second + p.epsilon);
     // The output sweep: the scale and shift from the block's copy in
-    // shared memory (params), next to the row's piece.
-#pragma unroll 2
+    // shared memory (params), next to the row's piece.  Not unrolled: two
+    // pieces of x, scale and shift (f32) in flight spilled under the
+    // 80-register bound, and deeper unrolling bought nothing (rows.md v6b).
+#pragma unroll 1
     for (int v = g.rank; v < r.pieces; v += G) {
         const int64_t c = int64_t(v) * kPer;
         float x[8], scale[8], shift[8];
         r.get(v, x);
-        shared_params<kPer>(params.scale, p.scale_type, c, 1.0f, scale);
-        shared_params<kPer>(params.shift, p.shift_type, c, 0.0f, shift);
+        shared_params<kPer>(params.scale, params.f32 ? CDNN_CUDA_F32 : p.scale_type, c, 1.0f,
+                            scale);
+        shared_params<kPer>(params.shift, params.f32 ? CDNN_CUDA_F32 : p.shift_type, c, 0.0f,
+                            shift);
         float out[8] = {};
 #pragma unroll
         for (int e = 0; e < kPer; ++e)
@@ -355,9 +361,9 @@ __device__ __forceinline__ void *row_of_y(const Params &p, int64_t row) {
 // The rows of this thread's group through its S stages: Op(group, staged
 // row, y's row, whether y's row takes 16-byte stores) on each.  Shared
 // memory (dynamic alone): the header (barriers, scratch), the stages, then
-// what Prepare(where, threads' rank in the block) puts after them before
-// the first row (it returns the bytes it needs; called once with where
-// NULL to ask).
+// what Prepare(where, bytes there) puts after them before the first row:
+// it returns the bytes it needs at least (called once with where NULL to
+// ask), and runs while the groups' first rows load.
 template <int G, int R, int S, int XT, typename Params, typename Prepare, typename Op>
 __device__ __forceinline__ void staged_rows(const Params &p, float pad, Prepare prepare, Op op) {
     static_assert(8 * R * S <= 256, "the barriers fit the header's first half");
@@ -367,15 +373,13 @@ __device__ __forceinline__ void staged_rows(const Params &p, float pad, Prepare 
     constexpr int kBytes = XT == CDNN_CUDA_F32 ? 4 : 2;
     const int64_t stage_bytes = CDNN_CUDA_ROWS_STAGE_BYTES(p.cols, kBytes);
     const int64_t staged = CDNN_CUDA_ROWS_STAGED_SMEM(R, S, p.cols, kBytes);
-    if (blockDim.x != G * R || p.cols < 1 ||
-        int64_t(dynamic_shared_bytes()) < staged + prepare(nullptr))
+    const int64_t available = int64_t(dynamic_shared_bytes()) - staged;
+    if (blockDim.x != G * R || p.cols < 1 || available < prepare(nullptr, 0))
         return; // not the launch the handler makes: do nothing
     char *base = reinterpret_cast<char *>(shared);
     uint64_t *barriers = reinterpret_cast<uint64_t *>(base);
     float *scratch = reinterpret_cast<float *>(base + 256);
     uint4 *stages = reinterpret_cast<uint4 *>(base + CDNN_CUDA_ROWS_STAGED_HEADER);
-    prepare(base + staged);
-    __syncthreads(); // what prepare wrote, before any group reads it
     const int slot = threadIdx.x / G;
     const Group<G, R> g{int(threadIdx.x % G), 1 + slot, scratch + slot * 2 * (G / 32)};
     uint4 *mine = stages + int64_t(slot) * S * (stage_bytes / 16);
@@ -383,10 +387,19 @@ __device__ __forceinline__ void staged_rows(const Params &p, float pad, Prepare 
     const int64_t row_bytes = p.cols * kBytes;
     const bool bulk = p.x_col_stride == 1 && aligned16(p.x) && row_bytes % 16 == 0 &&
                       (p.x_row_stride * kBytes) % 16 == 0;
+    // Group (slot, block) takes rows slot * grid + block + k * step: the
+    // rows of the last, partial round go to the first slots of every block
+    // rather than to every slot of the first blocks, so that no SM holds
+    // more than one row above the mean (16384 rows on 132 x 6 groups: 125
+    // an SM at most, where block-major order gave the first 91 SMs 126 and
+    // the rest 120; measured: no change beyond the runs' spread, rows.md v8).
     const int64_t step = int64_t(gridDim.x) * R;
-    const int64_t first = int64_t(blockIdx.x) * R + slot;
+    const int64_t first = int64_t(slot) * gridDim.x + blockIdx.x;
     const char *x = static_cast<const char *>(p.x);
     uint64_t policy = 0;
+    // The first S rows of each group are asked for before anything else:
+    // the block's copy of the parameters (session 7: scalar loads one
+    // after another, before any row was asked for) now runs under them.
     if (bulk && g.rank == 0) {
         policy = evict_first_policy();
         for (int s = 0; s < S; ++s)
@@ -399,7 +412,8 @@ __device__ __forceinline__ void staged_rows(const Params &p, float pad, Prepare 
                           uint32_t(row_bytes), &bars[s], policy);
         }
     }
-    g.sync(); // the barriers initialised before anyone waits on them
+    prepare(base + staged, available);
+    __syncthreads(); // what prepare wrote, and the barriers initialised, before any use
 
     Staged<XT> r;
     r.cols = p.cols;
@@ -431,40 +445,85 @@ __device__ __forceinline__ void staged_rows(const Params &p, float pad, Prepare 
     }
 }
 
-// A parameter's bytes in shared memory (0 where absent).
-__device__ __forceinline__ int64_t param_bytes(const void *param, int64_t cols, int32_t type) {
-    return param ? CDNN_CUDA_ROWS_STAGED_PARAM(cols, element_bytes(type)) : 0;
-}
-
-// The block's copy of a parameter: its cols elements in its own type, the
-// rest of the last piece 0 (read, never used).
+// The block's copy of a parameter: its cols elements, as f32 or in its
+// own type, then 0 up to `padded` (x's last piece; read, never used).  A
+// contiguous, 16-byte aligned parameter is read in 16-byte pieces, two
+// loads a thread in flight at once (a 768-thread block: a 8192-column
+// bf16 parameter in one round).
 __device__ __forceinline__ void copy_param(const void *param, int64_t stride, int32_t type,
-                                           int64_t cols, void *to) {
-    const int64_t padded = param_bytes(param, cols, type) / element_bytes(type);
-    for (int64_t j = threadIdx.x; j < padded; j += blockDim.x)
-        store_from_f32(to, j, type, j < cols ? load_as_f32(param, j * stride, type) : 0.0f);
+                                           int64_t cols, int64_t padded, bool as_f32,
+                                           void *to) {
+    const int per = 16 / element_bytes(type); // elements a 16-byte piece
+    int64_t done = 0;                         // elements copied as whole pieces
+    if (stride == 1 && aligned16(param)) {
+        const uint4 *src = static_cast<const uint4 *>(param);
+        const int64_t whole = cols / per;
+        for (int64_t first = threadIdx.x; first < whole; first += 2 * blockDim.x) {
+            uint4 raw[2];
+#pragma unroll
+            for (int u = 0; u < 2; ++u) {
+                const int64_t v = first + u * blockDim.x;
+                raw[u] = v < whole ? __ldg(src + v) : make_uint4(0u, 0u, 0u, 0u);
+            }
+#pragma unroll
+            for (int u = 0; u < 2; ++u) {
+                const int64_t v = first + u * blockDim.x;
+                if (v >= whole)
+                    break;
+                if (!as_f32) {
+                    static_cast<uint4 *>(to)[v] = raw[u];
+                    continue;
+                }
+                float f[8];
+                unpack16(raw[u], type, f);
+                uint4 *at = static_cast<uint4 *>(to) + v * per / 4;
+                at[0] = pack16(f, CDNN_CUDA_F32);
+                if (per == 8)
+                    at[1] = pack16(f + 4, CDNN_CUDA_F32);
+            }
+        }
+        done = whole * per;
+    }
+    const int32_t to_type = as_f32 ? CDNN_CUDA_F32 : type;
+    for (int64_t j = done + threadIdx.x; j < padded; j += blockDim.x)
+        store_from_f32(to, j, to_type, j < cols ? load_as_f32(param, j * stride, type) : 0.0f);
 }
 
+// The norm's scale and shift go to shared memory as f32 where the launch
+// gives them room (cuda_kernel.h CDNN_CUDA_ROWS_STAGED_PARAM with 4 bytes
+// each; two conversions an element fewer in the output sweep), else in
+// their own types.
 template <int G, int R, int S, int XT>
 __device__ __forceinline__ void norm_staged_typed(const cdnn_cuda_norm_params_t &p) {
-    const int64_t scale_bytes = param_bytes(p.scale, p.cols, p.scale_type);
-    const int64_t shift_bytes = param_bytes(p.shift, p.cols, p.shift_type);
-    SharedParams params{nullptr, nullptr};
+    constexpr int kBytes = XT == CDNN_CUDA_F32 ? 4 : 2;
+    const int64_t padded = CDNN_CUDA_ROWS_STAGE_BYTES(p.cols, kBytes) / kBytes;
+    const auto bytes = [&](const void *param, int element) -> int64_t {
+        return param ? CDNN_CUDA_ROWS_STAGED_PARAM(p.cols, kBytes, element) : 0;
+    };
+    const int64_t own = bytes(p.scale, element_bytes(p.scale_type)) +
+                        bytes(p.shift, element_bytes(p.shift_type));
+    const int64_t as_f32 = bytes(p.scale, 4) + bytes(p.shift, 4);
+    SharedParams params{nullptr, nullptr, false};
     staged_rows<G, R, S, XT>(
         p, 0.0f,
-        [&](char *where) -> int64_t {
+        [&](char *where, int64_t available) -> int64_t {
             if (where) {
+                const bool f32 = available >= as_f32;
+                params.f32 = f32;
+                const int64_t scale_bytes =
+                    bytes(p.scale, f32 ? 4 : element_bytes(p.scale_type));
                 if (p.scale) {
-                    copy_param(p.scale, p.scale_stride, p.scale_type, p.cols, where);
+                    copy_param(p.scale, p.scale_stride, p.scale_type, p.cols, padded, f32,
+                               where);
                     params.scale = where;
                 }
                 if (p.shift) {
-                    copy_param(p.shift, p.shift_stride, p.shift_type, p.cols,
+                    copy_param(p.shift, p.shift_stride, p.shift_type, p.cols, padded, f32,
                                where + scale_bytes);
                     params.shift = where + scale_bytes;
                 }
             }
-            return scale_bytes + shift_bytes;
+            return own;
         },
         [&](const Group<G, R> &g, const Staged<XT> &r, void *y, bool vec) {
             norm_row<XT>(g, r, p, y, vec, params);
@@ -474,7 +533,7 @@ __device__ __forceinline__ void norm_staged_typed(const cdnn_cuda_norm_params_t 
 template <int G, int R, int S, int XT>
 __device__ __forceinline__ void softmax_staged_typed(const cdnn_cuda_softmax_params_t &p) {
     staged_rows<G, R, S, XT>(
-        p, -INFINITY, [](char *) -> int64_t { return 0; },
+        p, -INFINITY, [](char *, int64_t) -> int64_t { return 0; },
         [&](const Group<G, R> &g, const Staged<XT> &r, void *y, bool vec) {
             softmax_row<XT>(g, r, p, y, vec);
         });

@@ -65,11 +65,26 @@ static cdnn_status_t registers_geometry(const row_layout_t *r, int64_t x_bytes,
     return CDNN_STATUS_SUCCESS;
 }
 
+/* Blocks of a staged kernel an SM surely holds at `shared` bytes of
+ * dynamic shared memory: its shared memory (1 KiB reserved a block) and the
+ * registers the kernel was built for. */
+static int64_t staged_per_sm(int64_t shared, int64_t threads)
+{
+    int64_t per_sm = CUDA_ROWS_SM_SHARED_SM90 / (shared + 1024);
+    if (per_sm > CDNN_CUDA_ROWS_STAGED_SM_THREADS / threads)
+        per_sm = CDNN_CUDA_ROWS_STAGED_SM_THREADS / threads;
+    return per_sm;
+}
+
 /* A staged kernel's grid (one block per rows_per_block rows, cut to what
- * stays resident at run), block, shared memory and blocks an SM. */
+ * stays resident at run), block, shared memory and blocks an SM.  The
+ * shared memory past the stages is `extra` where that fits and costs no
+ * block an SM, else `fallback` (the norm's parameters as f32, else in
+ * their own types). */
 static cdnn_status_t staged_geometry(const row_layout_t *r, int64_t x_bytes, int64_t extra,
-                                     const sdk_kpack_kv_t *m, int32_t n, int64_t per_block,
-                                     int64_t threads, int64_t *shape, int64_t *launch)
+                                     int64_t fallback, const sdk_kpack_kv_t *m, int32_t n,
+                                     int64_t per_block, int64_t threads, int64_t *shape,
+                                     int64_t *launch)
 {
     int64_t stages = 0;
     cdnn_status_t st = kernel_metadata_int(m, n, "stages", 1, 8, &stages);
@@ -78,7 +93,11 @@ static cdnn_status_t staged_geometry(const row_layout_t *r, int64_t x_bytes, int
     st = row_group(threads, per_block, 1, "staged", NULL);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
-    int64_t shared = CDNN_CUDA_ROWS_STAGED_SMEM(per_block, stages, r->cols, x_bytes) + extra;
+    int64_t staged = CDNN_CUDA_ROWS_STAGED_SMEM(per_block, stages, r->cols, x_bytes);
+    int64_t shared = staged + extra;
+    if (shared > CUDA_ROWS_MAX_SHARED_SM90 ||
+        staged_per_sm(shared, threads) < staged_per_sm(staged + fallback, threads))
+        shared = staged + fallback;
     if (shared > CUDA_ROWS_MAX_SHARED_SM90)
         return sdk_fail(CDNN_STATUS_NOT_SUPPORTED, "rows of %lld elements need %lld bytes "
                         "of shared memory in this kernel; at most %d", (long long)r->cols,
@@ -86,12 +105,9 @@ static cdnn_status_t staged_geometry(const row_layout_t *r, int64_t x_bytes, int
     int64_t rows = row_count(r), grid = (rows + per_block - 1) / per_block;
     if (grid > CUDA_ROWS_MAX_GRID)
         grid = CUDA_ROWS_MAX_GRID; /* the groups loop over the rows */
-    /* Blocks an SM surely holds: its shared memory (1 KiB reserved a block)
-     * and the registers the kernel was built for; every block resident,
-     * none waiting for a second wave while others idle. */
-    int64_t per_sm = CUDA_ROWS_SM_SHARED_SM90 / (shared + 1024);
-    if (per_sm > CDNN_CUDA_ROWS_STAGED_SM_THREADS / threads)
-        per_sm = CDNN_CUDA_ROWS_STAGED_SM_THREADS / threads;
+    /* Every block resident, none waiting for a second wave while others
+     * idle. */
+    int64_t per_sm = staged_per_sm(shared, threads);
     shape[CUDA_ROWS_ROWS] = rows;
     shape[CUDA_ROWS_COLS] = r->cols;
     launch[CUDA_ROWS_GRID] = grid;
@@ -108,8 +124,9 @@ int32_t cuda_rows_value_count(const int64_t *values, int32_t launch_at)
 }
 
 cdnn_status_t cuda_rows_geometry(const row_layout_t *r, cdnn_data_type_t x_type,
-                                 int64_t staged_extra, const sdk_kpack_kv_t *m, int32_t n,
-                                 int64_t *shape, int64_t *launch)
+                                 int64_t staged_extra, int64_t staged_fallback,
+                                 const sdk_kpack_kv_t *m, int32_t n, int64_t *shape,
+                                 int64_t *launch)
 {
     int64_t per_block = 0, threads = 0;
     cdnn_status_t st = kernel_metadata_int(m, n, "rows_per_block", 1, 64, &per_block);
@@ -119,8 +136,8 @@ cdnn_status_t cuda_rows_geometry(const row_layout_t *r, cdnn_data_type_t x_type,
         return st;
     launch[CUDA_ROWS_PER_SM] = 0;
     if (kernel_metadata(m, n, "stages"))
-        return staged_geometry(r, x_type == CDNN_DATA_TYPE_F32 ? 4 : 2, staged_extra, m, n,
-                               per_block, threads, shape, launch);
+        return staged_geometry(r, x_type == CDNN_DATA_TYPE_F32 ? 4 : 2, staged_extra,
+                               staged_fallback, m, n, per_block, threads, shape, launch);
     if (kernel_metadata(m, n, "pieces"))
         return registers_geometry(r, x_type == CDNN_DATA_TYPE_F32 ? 4 : 2, m, n, per_block,
                                   threads, shape, launch);

@@ -50,16 +50,19 @@ enum { CUDA_ROWS_GRID, CUDA_ROWS_BLOCK, CUDA_ROWS_SMEM,      /* at launch */
  * of whole warps, at most 15 such groups a block) has S stages of shared
  * memory a row each, so
  * the dynamic shared memory is CDNN_CUDA_ROWS_STAGED_SMEM plus
- * staged_extra (the norm's parameters: CDNN_CUDA_ROWS_STAGED_PARAM each;
- * NOT_SUPPORTED past CUDA_ROWS_MAX_SHARED_SM90), and launch gets one more value,
+ * staged_extra (the norm's parameters as f32) where that fits and costs
+ * no block an SM, else plus staged_fallback (the parameters in their own
+ * types; CDNN_CUDA_ROWS_STAGED_PARAM each; NOT_SUPPORTED past
+ * CUDA_ROWS_MAX_SHARED_SM90), and launch gets one more value,
  * launch[CUDA_ROWS_PER_SM], the blocks an SM holds at that shared memory
  * (> 0; 0 for every other kernel): cuda_rows_run launches no more blocks
  * than the device's SMs hold, and the kernel's groups loop over the rows.
  * The caller's launch array has room for CUDA_ROWS_PER_SM + 1 values.
  */
 cdnn_status_t cuda_rows_geometry(const row_layout_t *r, cdnn_data_type_t x_type,
-                                 int64_t staged_extra, const sdk_kpack_kv_t *m, int32_t n,
-                                 int64_t *shape, int64_t *launch);
+                                 int64_t staged_extra, int64_t staged_fallback,
+                                 const sdk_kpack_kv_t *m, int32_t n, int64_t *shape,
+                                 int64_t *launch);
 
 /** The launch values a handler keeps when its launch values end with the
  * launch at launch_at: CUDA_ROWS_PER_SM more for a staged kernel. */

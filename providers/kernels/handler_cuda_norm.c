@@ -64,15 +64,21 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
     if (st == CDNN_STATUS_SUCCESS)
         st = cuda_rows_put_tensor(v + V_Y, &p.rows, &g->tensors[p.tensors[NORM_Y]],
                                   p.strides[NORM_Y]);
-    /* A staged kernel keeps the scale and shift in shared memory too. */
-    int64_t params = 0;
-    for (int role = NORM_SCALE; role <= NORM_BIAS; role++)
-        if (p.tensors[role] >= 0)
-            params += CDNN_CUDA_ROWS_STAGED_PARAM(
-                p.rows.cols, g->tensors[p.tensors[role]].type == CDNN_DATA_TYPE_F32 ? 4 : 2);
+    /* A staged kernel keeps the scale and shift in shared memory too: as
+     * f32 where they fit, else in their own types. */
+    int64_t as_f32 = 0, own = 0;
+    int64_t x_bytes = st == CDNN_STATUS_SUCCESS &&
+                      g->tensors[p.tensors[NORM_X]].type == CDNN_DATA_TYPE_F32 ? 4 : 2;
+    for (int role = NORM_SCALE; st == CDNN_STATUS_SUCCESS && role <= NORM_BIAS; role++)
+        if (p.tensors[role] >= 0) {
+            as_f32 += CDNN_CUDA_ROWS_STAGED_PARAM(p.rows.cols, x_bytes, 4);
+            own += CDNN_CUDA_ROWS_STAGED_PARAM(
+                p.rows.cols, x_bytes,
+                g->tensors[p.tensors[role]].type == CDNN_DATA_TYPE_F32 ? 4 : 2);
+        }
     if (st == CDNN_STATUS_SUCCESS)
-        st = cuda_rows_geometry(&p.rows, g->tensors[p.tensors[NORM_X]].type, params, m, n,
-                                v + V_ROWS, v + V_GRID);
+        st = cuda_rows_geometry(&p.rows, g->tensors[p.tensors[NORM_X]].type, as_f32, own, m,
+                                n, v + V_ROWS, v + V_GRID);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     float epsilon = (float)p.epsilon;

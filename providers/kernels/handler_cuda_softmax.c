@@ -43,7 +43,7 @@ static cdnn_status_t derive_into(int64_t *v, const cdnn_graph_view_t *g,
     if (st == CDNN_STATUS_SUCCESS)
         st = cuda_rows_put_tensor(v + V_Y, &p.rows, &g->tensors[p.y], p.y_strides);
     if (st == CDNN_STATUS_SUCCESS)
-        st = cuda_rows_geometry(&p.rows, g->tensors[p.x].type, 0, m, n, v + V_ROWS,
+        st = cuda_rows_geometry(&p.rows, g->tensors[p.x].type, 0, 0, m, n, v + V_ROWS,
                                 v + V_GRID);
     v[V_PARALLELISM] = 1;
     v[V_LOG] = p.log;

@@ -11,7 +11,8 @@
  * (rows_regs.cuh) where it fits their registers, whole (2048, 4096, 8192,
  * 16384 fill some exactly) or in part; the staged kernels (rows_staged.cu,
  * sm_90a) where their stages fit 227 KiB of shared memory, on odd cases
- * with a grid of 2 blocks, so that each row group goes round its stages.
+ * with a grid of 2 blocks, so that each row group goes round its stages,
+ * the norm's parameters in shared memory as f32 or in their own types.
  * Tolerance: eps(y_type) * |ref| + 2^-18 * (1 + |ref|): f32 statistics
  * over at most a few thousand O(1) values, and expf/logf.
  */
@@ -87,7 +88,8 @@ static int64_t staged_smem(const rows_kernel_t *k, int64_t cols, int32_t x_type)
 /* Whether kernel k takes rows of `cols` elements of x_type. */
 static int rows_fit(const rows_kernel_t *k, int64_t cols, int32_t x_type) {
     if (k->stages) /* room for an f32 scale and shift too */
-        return staged_smem(k, cols, x_type) + 2 * CDNN_CUDA_ROWS_STAGED_PARAM(cols, 4) <=
+        return staged_smem(k, cols, x_type) +
+                   2 * CDNN_CUDA_ROWS_STAGED_PARAM(cols, x_type == CDNN_CUDA_F32 ? 4 : 2, 4) <=
                227 * 1024;
     if (k->packed)
         return cols * (x_type == CDNN_CUDA_F32 ? 4 : 2) <= (int64_t)k->group * k->pieces * 16;
@@ -180,12 +182,18 @@ static void norm_case(test_state_t *state, sdk_cu_function fn, const rows_kernel
     }
     p.x = (const void *)(uintptr_t)x.device;
     p.y = (void *)(uintptr_t)y.device;
-    /* A staged norm kernel keeps the scale and shift in shared memory too. */
+    /* A staged norm kernel keeps the scale and shift in shared memory too:
+     * as f32 where the launch gives it room for that (cases 0-3, 8-11 of
+     * layer-norm, 4-7 of RMS-norm), else in their own types. */
+    const int64_t x_bytes = (int64_t)elem_size(p.x_type);
+    const int f32 = (i / 4 + kind) % 2 == 0;
     int64_t params = 0;
     if (p.scale)
-        params += CDNN_CUDA_ROWS_STAGED_PARAM(s->cols, (int64_t)elem_size(p.scale_type));
+        params += CDNN_CUDA_ROWS_STAGED_PARAM(s->cols, x_bytes,
+                                              f32 ? 4 : (int64_t)elem_size(p.scale_type));
     if (p.shift)
-        params += CDNN_CUDA_ROWS_STAGED_PARAM(s->cols, (int64_t)elem_size(p.shift_type));
+        params += CDNN_CUDA_ROWS_STAGED_PARAM(s->cols, x_bytes,
+                                              f32 ? 4 : (int64_t)elem_size(p.shift_type));
     rows_launch(gpu, fn, k, s->rows, s->cols, p.x_type, params, i + kind, &p);
     tensor_fetch(gpu, &y);
     norm_reference(&p, &x, &scale, &shift, &y, check);
