@@ -31,11 +31,12 @@
 enum { MAX_IO = 8, SAMPLES = 64 };
 
 typedef enum op {
-    OP_LAYERNORM, OP_RMSNORM, OP_SOFTMAX, OP_ADD_RELU, OP_MATMUL_BIAS_GELU,
+    OP_LAYERNORM, OP_RMSNORM, OP_SOFTMAX, OP_ADD_RELU, OP_REDUCE_SUM, OP_REDUCE_SUM_DIM0,
+    OP_MATMUL_BIAS_GELU,
     OP_MATMUL_SMALL_M, OP_CONV_BIAS_RELU, OP_SDPA, OP_SDPA_CAUSAL
 } op_t;
 
-/* dims: norms, softmax, add_relu {rows, cols}; matmuls {m, n, k}; conv
+/* dims: norms, softmax, add_relu, sums {rows, cols}; matmuls {m, n, k}; conv
  * {n, c, h, w, k} with an r x r filter (3 where 0), padding r / 2 and
  * `stride` (1 where 0); attention {batch, heads, seq, head dim}. */
 typedef struct bench_case {
@@ -57,6 +58,10 @@ static const bench_case_t cases[] = {
     {OP_SOFTMAX, "softmax", BF16, {32768, 8192}},
     {OP_ADD_RELU, "add_relu", BF16, {16384, 4096}},
     {OP_ADD_RELU, "add_relu", BF16, {32768, 8192}},
+    /* Sums of each row (the last axis), and of each column (the first). */
+    {OP_REDUCE_SUM, "reduce_sum", BF16, {16384, 4096}},
+    {OP_REDUCE_SUM, "reduce_sum", BF16, {32768, 8192}},
+    {OP_REDUCE_SUM_DIM0, "reduce_sum_dim0", BF16, {16384, 4096}},
     {OP_MATMUL_BIAS_GELU, "matmul_bias_gelu", BF16, {8192, 8192, 8192}},
     /* A decode step: memory-bound on b, timed in GB/s against the copy. */
     {OP_MATMUL_SMALL_M, "matmul_small_m", BF16, {16, 8192, 8192}},
@@ -108,11 +113,17 @@ static void channels_last(const int64_t d[4], int64_t s[4])
 static void make_rows(cdnn_graph_t *g, const bench_case_t *c)
 {
     const cdnn_data_type_t t = c->type;
-    const int64_t x[] = {c->dims[0], c->dims[1]}, row[] = {1, c->dims[1]};
+    const int64_t x[] = {c->dims[0], c->dims[1]}, row[] = {1, c->dims[1]},
+                  col[] = {c->dims[0], 1};
     cdnn_pointwise_attr_t add, relu;
     tensor(g, t, 1, 2, x, NULL);
-    tensor(g, t, 9, 2, x, NULL);
+    tensor(g, t, 9, 2, c->op == OP_REDUCE_SUM ? col : c->op == OP_REDUCE_SUM_DIM0 ? row : x,
+           NULL);
     switch (c->op) {
+    case OP_REDUCE_SUM:
+    case OP_REDUCE_SUM_DIM0:
+        CHECK(cdnn_graph_reduction(g, "sum", CDNN_REDUCE_ADD, 1, 9));
+        break;
     case OP_LAYERNORM:
         tensor(g, t, 2, 2, row, NULL);
         tensor(g, t, 3, 2, row, NULL);
@@ -347,6 +358,23 @@ static double check_add_relu(const bench_case_t *c, io_t *t)
     return worst;
 }
 
+/* Sampled sums of rows (OP_REDUCE_SUM) or columns (the first axis). */
+static double check_sum(const bench_case_t *c, io_t *t)
+{
+    const uint16_t *x = host_of(t, 1), *y = host_of(t, 9);
+    const size_t rows = (size_t)c->dims[0], cols = (size_t)c->dims[1];
+    const int by_row = c->op == OP_REDUCE_SUM;
+    double worst = 0;
+    for (int s = 0; s < SAMPLES; s++) {
+        const size_t i = sample(s, by_row ? rows : cols);
+        double ref = 0;
+        for (size_t j = 0; j < (by_row ? cols : rows); j++)
+            ref += at(t, x, by_row ? i * cols + j : j * cols + i);
+        worst = fmax(worst, fabs(at(t, y, i) - ref) / tolerance(ref));
+    }
+    return worst;
+}
+
 static double check_matmul(const bench_case_t *c, io_t *t)
 {
     const int epilogue = c->op == OP_MATMUL_BIAS_GELU;
@@ -430,6 +458,8 @@ static double check(const bench_case_t *c, io_t *t)
 {
     switch (c->op) {
     case OP_ADD_RELU: return check_add_relu(c, t);
+    case OP_REDUCE_SUM:
+    case OP_REDUCE_SUM_DIM0: return check_sum(c, t);
     case OP_MATMUL_BIAS_GELU:
     case OP_MATMUL_SMALL_M: return check_matmul(c, t);
     case OP_CONV_BIAS_RELU: return check_conv(c, t);

@@ -78,6 +78,11 @@ def peers(torch, op, shape, reps):
         causal = op == "sdpa_causal"
         return [("torch sdpa", time_ms(
             torch, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), reps))]
+    if op in ("reduce_sum", "reduce_sum_dim0"):
+        rows, cols = shape
+        x = rand(rows, cols)
+        dim = -1 if op == "reduce_sum" else 0
+        return [("torch sum", time_ms(torch, lambda: torch.sum(x, dim, keepdim=True), reps))]
     if op == "add_relu":
         rows, cols = shape
         a, b = rand(rows, cols), rand(rows, cols)

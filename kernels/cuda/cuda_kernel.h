@@ -508,6 +508,55 @@ typedef struct cdnn_cuda_softmax_params {
 } cdnn_cuda_softmax_params_t;
 
 /* ------------------------------------------------------------------------
+ * "cuda-reduce-v1": one value a row
+ *
+ * x is rows x cols; y[r * y_row_stride] = the reduction of x's row r by
+ * mode (the values of cdnn_reduction_mode_t): the sum, product, minimum,
+ * maximum, maximum of |x|, mean, sum of |x| or the square root of the sum
+ * of squares, accumulated in f32.  Minimum and maximum skip NaN (fminf,
+ * fmaxf), the others carry it; an empty row gives the mode's identity (the
+ * mean: NaN).  Kernels (kernels/cuda/reduce.cu), each for any layout:
+ * cdnn_cuda_reduce_rows_NAME, CDNN_CUDA_REDUCE_ROWS_CONFIGS' X(NAME, G, R):
+ * G threads a row (a warp or whole warps), R rows a block, 16-byte loads
+ * where a row is contiguous and 16-byte aligned (elsewhere one element a
+ * load: a reduced leading axis, rows adjacent in memory, is slow).
+ *
+ * Launch: min(ceil(rows / R), 2^31 - 1) blocks of G * R threads, no
+ * dynamic shared memory; each block's groups go on to the rows a grid
+ * further.
+ * The handler guarantees: rows, cols >= 0, a valid mode and types.
+ * ---------------------------------------------------------------------- */
+#define CDNN_CUDA_REDUCE_ADD 0
+#define CDNN_CUDA_REDUCE_MUL 1
+#define CDNN_CUDA_REDUCE_MIN 2
+#define CDNN_CUDA_REDUCE_MAX 3
+#define CDNN_CUDA_REDUCE_AMAX 4
+#define CDNN_CUDA_REDUCE_AVG 5
+#define CDNN_CUDA_REDUCE_NORM1 6
+#define CDNN_CUDA_REDUCE_NORM2 7
+#define CDNN_CUDA_REDUCE_MODE_COUNT 8
+
+typedef struct cdnn_cuda_reduce_params {
+    int64_t rows, cols;
+    const void *x;
+    int64_t x_row_stride, x_col_stride;
+    void *y;
+    int64_t y_row_stride;
+    int32_t x_type, y_type;
+    int32_t mode;
+    int32_t reserved; /* 0 */
+} cdnn_cuda_reduce_params_t;
+
+/* X(NAME, G, R): a warp a row for short rows, 128 threads for rows of a
+ * few thousand elements (4 pieces of 16 bytes a thread at 4096 bf16),
+ * whole blocks for long ones. */
+#define CDNN_CUDA_REDUCE_ROWS_CONFIGS(X)                                                        \
+    X(w32r8, 32, 8)                                                                           \
+    X(g128r4, 128, 4)                                                                         \
+    X(b256, 256, 1)                                                                           \
+    X(b1024, 1024, 1)
+
+/* ------------------------------------------------------------------------
  * "cuda-sdpa-v1": scaled dot-product attention
  *
  * Per batch b and head h: O = softmax(scale * Q K^T (+ causal mask)) V,
@@ -760,6 +809,7 @@ CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_matmul_tma_store_params_t) == 640,
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_pointwise_params_t) == 456, "pointwise params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_norm_params_t) == 120, "norm params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_softmax_params_t) == 80, "softmax params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_reduce_params_t) == 72, "reduce params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_sdpa_params_t) == 256, "sdpa params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_params_t) == 280, "conv params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_tma_params_t) == 768, "conv tma params layout");

@@ -20,6 +20,7 @@ static const dispatch_handler_t *const handlers[] = {
     &cuda_conv_handler_v1,
     &cuda_sdpa_handler_v1,
     &cuda_softmax_handler_v1,
+    &cuda_reduce_handler_v1,
 };
 #define HANDLER_COUNT (sizeof handlers / sizeof *handlers)
 

@@ -97,5 +97,6 @@ extern const dispatch_handler_t cuda_norm_handler_v1;
 extern const dispatch_handler_t cuda_conv_handler_v1;
 extern const dispatch_handler_t cuda_sdpa_handler_v1;
 extern const dispatch_handler_t cuda_softmax_handler_v1;
+extern const dispatch_handler_t cuda_reduce_handler_v1;
 
 #endif

@@ -430,6 +430,13 @@ static void make_truths(void)
     ranged(t, "elements_per_block", 256, 1 << 20, 256);
     row_kernels("norm", "cuda-norm-v1");
     row_kernels("softmax", "cuda-softmax-v1");
+    /* The reductions: a geometry each, fixed at compile time. */
+#define REDUCE_ROWS(name, g, r)                                                                \
+    t = new_truth("cuda-reduce-v1", "reduce", "cdnn_cuda_reduce_rows_" #name);                \
+    exact(t, "rows_per_block", r);                                                             \
+    exact(t, "threads", (long)(g) * (r));
+    CDNN_CUDA_REDUCE_ROWS_CONFIGS(REDUCE_ROWS)
+#undef REDUCE_ROWS
     /* One warp per query row, ROWS_PER_BLOCK rows a block, key tiles of
      * KEYS_PER_TILE; smem depends on the head sizes (the handler computes
      * CDNN_CUDA_SDPA_SMEM), so a fixed smem in metadata would be a lie. */

@@ -11,6 +11,7 @@ add_executable(test_cuda_kernels
   ${CMAKE_CURRENT_LIST_DIR}/test_matmul.c
   ${CMAKE_CURRENT_LIST_DIR}/test_pointwise.c
   ${CMAKE_CURRENT_LIST_DIR}/test_rows.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_reduce.c
   ${CMAKE_CURRENT_LIST_DIR}/test_sdpa.c
   ${CMAKE_CURRENT_LIST_DIR}/test_conv.c
   ${CMAKE_CURRENT_LIST_DIR}/check.c

@@ -50,7 +50,8 @@ typedef struct source_tests {
 static const source_tests_t sources[] = {
     {"matmul_tc", test_matmul_tc}, {"matmul_f32", test_matmul_f32},
     {"pointwise", test_pointwise}, {"norm", test_norm},
-    {"softmax", test_softmax},     {"sdpa", test_sdpa},
+    {"softmax", test_softmax},     {"reduce", test_reduce},
+    {"sdpa", test_sdpa},
     {"conv", test_conv},
     {"conv_wgmma", test_conv_wgmma, 1},
     {"matmul_wgmma", test_matmul_wgmma, 1},

@@ -26,6 +26,7 @@ void test_matmul_small_m(test_state_t *state, sdk_cu_module module);
 void test_pointwise(test_state_t *state, sdk_cu_module module);
 void test_norm(test_state_t *state, sdk_cu_module module);
 void test_softmax(test_state_t *state, sdk_cu_module module);
+void test_reduce(test_state_t *state, sdk_cu_module module);
 void test_rows_staged(test_state_t *state, sdk_cu_module module);
 void test_sdpa(test_state_t *state, sdk_cu_module module);
 void test_sdpa_wgmma(test_state_t *state, sdk_cu_module module);

@@ -12,6 +12,8 @@
  *     bytes out, re-save byte for byte;
  *   - kernels:softmax_cuda: the softmax and log-softmax graphs the host
  *     engine runs, on both kernels, round-tripped the same way;
+ *   - kernels:reduce_cuda: the reductions the host engine runs, on every
+ *     kernel, round-tripped the same way;
  *   - a benchmarking plan chooses at its first execute, timed by CUDA
  *     events, and saves after;
  *   - the plan on a CPU handle is refused (DEVICE_MISMATCH), and a plan
@@ -73,6 +75,10 @@
 #define POINTWISE_ENGINE "kernels:pointwise_cuda"
 #define NORM_ENGINE "kernels:norm_cuda"
 #define SOFTMAX_ENGINE "kernels:softmax_cuda"
+#define REDUCE_ENGINE "kernels:reduce_cuda"
+/* The reduction kernels: cuda_kernel.h's configurations (reduce_kinds). */
+#define REDUCE_KINDS (0 CDNN_CUDA_REDUCE_ROWS_CONFIGS(REDUCE_COUNT_ONE))
+#define REDUCE_COUNT_ONE(name, g, r) + 1
 
 static const char *object_dir;
 static const sdk_cuda_t *cu;
@@ -530,6 +536,28 @@ static void test_cuda_softmax_round_trips(void **state)
     assert_int_equal(by_default, kp_softmax_case_count - 1);
 }
 
+/* Every reduction case on the default and on every reduction kernel that
+ * this device runs (knob k is reduce_kinds[k - 1] on sm_90a).  All but the
+ * max over a middle dim, whose rows fold into no one stride, build by
+ * default. */
+static void test_cuda_reduction_round_trips(void **state)
+{
+    (void)state;
+    const char *knob = "kernels.reduce_cuda.candidate";
+    int by_default = 0;
+    for (int i = 0; i < kp_reduction_case_count; i++) {
+        const kp_graph_case_t *c = &kp_reduction_cases[i];
+        for (int64_t candidate = 0; candidate <= REDUCE_KINDS; candidate++) {
+            if (!builds_with(c->make, REDUCE_ENGINE, candidate ? knob : NULL, candidate,
+                             c->label))
+                continue;
+            round_trip_graph(c->make, NULL, c->label, REDUCE_ENGINE, knob, candidate);
+            by_default += candidate == 0;
+        }
+    }
+    assert_int_equal(by_default, kp_reduction_case_count - 1);
+}
+
 static void test_cuda_round_trips(void **state)
 {
     (void)state;
@@ -890,6 +918,55 @@ static void write_softmax_pack(const char *path)
         {SOFTMAX_ENGINE, 50, "softmax", "{}", "cuda_softmax", 1, 0, NULL, ROW_KERNELS, ids},
     };
     sdk_kpack_spec_t spec = {"cdnn-cuda-softmax-test", "0.1.0", "cuda", ROW_KERNELS, kernels,
+                             1, engines};
+    kp_write_pack(path, &spec);
+    for (int t = 0; t < 3; t++)
+        kp_bytes_free(&code[t]);
+}
+
+/* The reduction kernels of cuda_kernel.h, as a pack describes them. */
+typedef struct reduce_kind {
+    const char *name;
+    int rows_per_block, threads;
+} reduce_kind_t;
+
+#define REDUCE_ROWS(name, g, r) {"rows_" #name, r, (g) * (r)},
+static const reduce_kind_t reduce_kinds[] = {CDNN_CUDA_REDUCE_ROWS_CONFIGS(REDUCE_ROWS)};
+#undef REDUCE_ROWS
+
+/* A pack of the reduction kernels, every kind in every target, the sm_90a
+ * ones first: reduce_<kind>_<target>. */
+static void write_reduce_pack(const char *path)
+{
+    static char id[3 * REDUCE_KINDS][40], symbol[REDUCE_KINDS][40];
+    static char values[REDUCE_KINDS][2][12];
+    static sdk_kpack_kv_t metadata[REDUCE_KINDS][2]; /* keys in the pack's (sorted) order */
+    sdk_kpack_spec_kernel_t kernels[3 * REDUCE_KINDS];
+    const char *ids[3 * REDUCE_KINDS];
+    kp_bytes_t code[3];
+    for (int w = 0; w < REDUCE_KINDS; w++) {
+        const reduce_kind_t *k = &reduce_kinds[w];
+        snprintf(symbol[w], sizeof symbol[w], "cdnn_cuda_reduce_%s", k->name);
+        snprintf(values[w][0], sizeof values[w][0], "%d", k->rows_per_block);
+        snprintf(values[w][1], sizeof values[w][1], "%d", k->threads);
+        metadata[w][0] = (sdk_kpack_kv_t){"rows_per_block", values[w][0]};
+        metadata[w][1] = (sdk_kpack_kv_t){"threads", values[w][1]};
+    }
+    for (int t = 0; t < 3; t++) {
+        code[t] = read_object("reduce", targets[t]);
+        for (int w = 0; w < REDUCE_KINDS; w++) {
+            int i = REDUCE_KINDS * t + w;
+            snprintf(id[i], sizeof id[i], "reduce_%s_%s", reduce_kinds[w].name, targets[t]);
+            kernels[i] = (sdk_kpack_spec_kernel_t){
+                id[i], symbol[w], targets[t], "cuda-reduce-v1", code[t].data, code[t].size, 2,
+                metadata[w]};
+            ids[i] = id[i];
+        }
+    }
+    sdk_kpack_spec_engine_t engines[] = {
+        {REDUCE_ENGINE, 50, "reduction", "{}", "cuda_reduce", 1, 0, NULL, 3 * REDUCE_KINDS, ids},
+    };
+    sdk_kpack_spec_t spec = {"cdnn-cuda-reduce-test", "0.1.0", "cuda", 3 * REDUCE_KINDS, kernels,
                              1, engines};
     kp_write_pack(path, &spec);
     for (int t = 0; t < 3; t++)
@@ -1313,6 +1390,8 @@ static int setup(void **state)
     write_conv_sdpa_pack(path);
     snprintf(path, sizeof path, "%s/cuda-softmax.kpack", pack_dir);
     write_softmax_pack(path);
+    snprintf(path, sizeof path, "%s/cuda-reduce.kpack", pack_dir);
+    write_reduce_pack(path);
     snprintf(marked_dir, sizeof marked_dir, "%s/marked-cuda", kp_temp_dir());
     snprintf(marked_pack, sizeof marked_pack, "%s/marked.kpack", marked_dir);
     if (mkdir(marked_dir, 0700) != 0)
@@ -1358,6 +1437,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cuda_pointwise_round_trips),
         cmocka_unit_test(test_cuda_norm_round_trips),
         cmocka_unit_test(test_cuda_softmax_round_trips),
+        cmocka_unit_test(test_cuda_reduction_round_trips),
         cmocka_unit_test(test_cuda_every_candidate),
         cmocka_unit_test(test_cuda_plan_runs_on_a_thread_without_context),
         cmocka_unit_test(test_cuda_benchmarking_chooses_by_device_clock),
