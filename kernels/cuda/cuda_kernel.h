@@ -521,9 +521,9 @@ typedef struct cdnn_cuda_softmax_params {
  * where a row is contiguous and 16-byte aligned (elsewhere one element a
  * load: a reduced leading axis, rows adjacent in memory, is slow).
  *
- * Launch: min(ceil(rows / R), 2^31 - 1) blocks of G * R threads, no
- * dynamic shared memory; each block's groups go on to the rows a grid
- * further.
+ * Launch: min(ceil(rows / R), 2^31 - 1) blocks (at least 1) of G * R
+ * threads, no dynamic shared memory; each block's groups go on to the rows
+ * a grid further.
  * The handler guarantees: rows, cols >= 0, a valid mode and types.
  * ---------------------------------------------------------------------- */
 #define CDNN_CUDA_REDUCE_ADD 0

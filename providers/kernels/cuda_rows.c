@@ -123,15 +123,21 @@ int32_t cuda_rows_value_count(const int64_t *values, int32_t launch_at)
                                                                   : CUDA_ROWS_PER_SM);
 }
 
+cdnn_status_t cuda_rows_block_shape(const sdk_kpack_kv_t *m, int32_t n, int64_t *per_block,
+                                    int64_t *threads)
+{
+    cdnn_status_t st = kernel_metadata_int(m, n, "rows_per_block", 1, 64, per_block);
+    return st == CDNN_STATUS_SUCCESS ? kernel_metadata_int(m, n, "threads", 32, 1024, threads)
+                                     : st;
+}
+
 cdnn_status_t cuda_rows_geometry(const row_layout_t *r, cdnn_data_type_t x_type,
                                  int64_t staged_extra, int64_t staged_fallback,
                                  const sdk_kpack_kv_t *m, int32_t n, int64_t *shape,
                                  int64_t *launch)
 {
     int64_t per_block = 0, threads = 0;
-    cdnn_status_t st = kernel_metadata_int(m, n, "rows_per_block", 1, 64, &per_block);
-    if (st == CDNN_STATUS_SUCCESS)
-        st = kernel_metadata_int(m, n, "threads", 32, 1024, &threads);
+    cdnn_status_t st = cuda_rows_block_shape(m, n, &per_block, &threads);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     launch[CUDA_ROWS_PER_SM] = 0;

@@ -29,6 +29,12 @@ enum { CUDA_ROWS_GRID, CUDA_ROWS_BLOCK, CUDA_ROWS_SMEM,      /* at launch */
 /* Elements a thread of a register kernel holds per piece (rows_regs.cuh). */
 #define CUDA_ROWS_PIECE 8
 
+/** A row kernel's block shape from its metadata (m, n of them): rows_per_block
+ * (1..64) and threads (32..1024); NOT_SUPPORTED naming the key when either is
+ * missing or out of range. */
+cdnn_status_t cuda_rows_block_shape(const sdk_kpack_kv_t *m, int32_t n, int64_t *per_block,
+                                    int64_t *threads);
+
 /**
  * The geometry for the rows of r on a kernel whose metadata (m, n of them)
  * says rows_per_block (1 for a block per row, 8 for a warp per row) and

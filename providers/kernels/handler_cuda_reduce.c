@@ -7,7 +7,7 @@
  *
  * The geometry comes from the kernel's metadata: rows_per_block R and
  * threads, G = threads / R a row (whole warps); min(ceil(rows / R), 2^31 -
- * 1) blocks, no dynamic shared memory.
+ * 1) blocks (at least 1), no dynamic shared memory.
  *
  * Launch values: 1 (the launch's parallelism), mode, rows, cols, x and y
  * each as uid, type, row and col stride, then grid, block and shared bytes.
@@ -47,9 +47,7 @@ enum {
 static cdnn_status_t geometry(const sdk_kpack_kv_t *m, int32_t n, int64_t rows, int64_t *v)
 {
     int64_t per_block = 0, threads = 0;
-    cdnn_status_t st = kernel_metadata_int(m, n, "rows_per_block", 1, 64, &per_block);
-    if (st == CDNN_STATUS_SUCCESS)
-        st = kernel_metadata_int(m, n, "threads", 32, 1024, &threads);
+    cdnn_status_t st = cuda_rows_block_shape(m, n, &per_block, &threads);
     if (st != CDNN_STATUS_SUCCESS)
         return st;
     int64_t group = threads / per_block;
@@ -124,8 +122,7 @@ static cdnn_status_t run(const launch_t *l, const cdnn_exec_args_t *args)
 
 static uint32_t shared_bytes(const int64_t *values)
 {
-    (void)values;
-    return 0;
+    return (uint32_t)values[V_SMEM];
 }
 
 const dispatch_handler_t cuda_reduce_handler_v1 = {
