@@ -9,6 +9,13 @@
  *
  * One line per case, for bench/gpu/plans.py to put next to PyTorch:
  *   plan OP SHAPE ENGINE MS CALL_MS RATE UNIT ERR
+ * and, with BENCH_GPU_PLANS_SAVE=DIR, the chosen plan saved (PLAN form) for
+ * plans.py to load in its own process and time interleaved with PyTorch:
+ *   saved OP SHAPE PATH
+ * The tensors' uids are the same in every case: 1 the first input (x, a,
+ * q), 2 the second (the filter, b, k, the norm's scale), 3 the third (the
+ * bias, v, layer-norm's shift), 9 the output; layouts as in the graphs
+ * below (row-major, conv channels-last).
  * MS is an execution's time back to back (executions enqueued without
  * waiting), CALL_MS with the stream drained after each (event_timing.h);
  * RATE is GB/s of compulsory traffic (each input read once, each output
@@ -32,8 +39,8 @@ enum { MAX_IO = 8, SAMPLES = 64 };
 
 typedef enum op {
     OP_LAYERNORM, OP_RMSNORM, OP_SOFTMAX, OP_ADD_RELU, OP_REDUCE_SUM, OP_REDUCE_SUM_DIM0,
-    OP_MATMUL_BIAS_GELU,
-    OP_MATMUL_SMALL_M, OP_CONV_BIAS_RELU, OP_SDPA, OP_SDPA_CAUSAL
+    OP_GEMM, OP_MATMUL_BIAS_GELU,
+    OP_MATMUL_SMALL_M, OP_CONV, OP_CONV_BIAS_RELU, OP_SDPA, OP_SDPA_CAUSAL
 } op_t;
 
 /* dims: norms, softmax, add_relu, sums {rows, cols}; matmuls {m, n, k}; conv
@@ -49,6 +56,16 @@ typedef struct bench_case {
 
 #define BF16 CDNN_DATA_TYPE_BF16
 #define F16 CDNN_DATA_TYPE_F16
+/* X(n, c, h, w, k, filter, stride): the 7x7 stride-2 stem, the 3x3 of each
+ * stage, the 1x1 reductions and one expansion, the stride-2 3x3 and 1x1
+ * projection of a stage's first block. */
+#define RESNET50_CONVS(X)                                                                      \
+    X(64, 3, 224, 224, 64, 7, 2) X(64, 64, 56, 56, 64, 0, 0) X(64, 128, 28, 28, 128, 0, 0)     \
+    X(64, 256, 14, 14, 256, 0, 0) X(64, 512, 7, 7, 512, 0, 0) X(64, 64, 56, 56, 256, 1, 0)     \
+    X(64, 256, 56, 56, 64, 1, 0) X(64, 512, 28, 28, 128, 1, 0) X(64, 1024, 14, 14, 256, 1, 0) \
+    X(64, 2048, 7, 7, 512, 1, 0) X(64, 128, 56, 56, 128, 3, 2) X(64, 256, 56, 56, 512, 1, 2)
+#define FUSED_CONV(n, c, h, w, k, r, s) {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {n, c, h, w, k}, r, s},
+#define BARE_CONV(n, c, h, w, k, r, s) {OP_CONV, "convolution", F16, {n, c, h, w, k}, r, s},
 static const bench_case_t cases[] = {
     {OP_LAYERNORM, "layernorm", BF16, {16384, 4096}},
     {OP_LAYERNORM, "layernorm", BF16, {32768, 8192}},
@@ -62,25 +79,21 @@ static const bench_case_t cases[] = {
     {OP_REDUCE_SUM, "reduce_sum", BF16, {16384, 4096}},
     {OP_REDUCE_SUM, "reduce_sum", BF16, {32768, 8192}},
     {OP_REDUCE_SUM_DIM0, "reduce_sum_dim0", BF16, {16384, 4096}},
+    /* Issue 11's GEMM shapes, y = a b with no epilogue. */
+    {OP_GEMM, "gemm", BF16, {4096, 4096, 4096}},
+    {OP_GEMM, "gemm", BF16, {8192, 8192, 8192}},
+    {OP_GEMM, "gemm", BF16, {4096, 14336, 4096}},
+    {OP_GEMM, "gemm_f16", F16, {4096, 4096, 4096}},
+    {OP_GEMM, "gemm_f16", F16, {8192, 8192, 8192}},
+    {OP_GEMM, "gemm_f16", F16, {4096, 14336, 4096}},
     {OP_MATMUL_BIAS_GELU, "matmul_bias_gelu", BF16, {8192, 8192, 8192}},
     /* A decode step: memory-bound on b, timed in GB/s against the copy. */
     {OP_MATMUL_SMALL_M, "matmul_small_m", BF16, {16, 8192, 8192}},
     {OP_MATMUL_SMALL_M, "matmul_small_m_f16", F16, {16, 8192, 8192}},
-    /* ResNet-50's convolutions at N 64 (issue 11): the 7x7 stride-2 stem,
-     * the 3x3 of each stage, the 1x1 reductions and one expansion, the
-     * stride-2 3x3 and 1x1 projection of a stage's first block. */
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 3, 224, 224, 64}, 7, 2},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 64, 56, 56, 64}},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 128, 28, 28, 128}},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 256, 14, 14, 256}},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 512, 7, 7, 512}},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 64, 56, 56, 256}, 1},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 256, 56, 56, 64}, 1},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 512, 28, 28, 128}, 1},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 1024, 14, 14, 256}, 1},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 2048, 7, 7, 512}, 1},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 128, 56, 56, 128}, 3, 2},
-    {OP_CONV_BIAS_RELU, "conv_bias_relu", F16, {64, 256, 56, 56, 512}, 1, 2},
+    /* ResNet-50's convolutions at N 64 (issue 11), with bias and relu fused
+     * and bare. */
+    RESNET50_CONVS(FUSED_CONV)
+    RESNET50_CONVS(BARE_CONV)
     {OP_SDPA, "sdpa", BF16, {8, 16, 4096, 128}},
     {OP_SDPA_CAUSAL, "sdpa_causal", BF16, {8, 16, 4096, 128}},
 };
@@ -157,7 +170,7 @@ static void make_matmul(cdnn_graph_t *g, const bench_case_t *c)
     tensor(g, c->type, 1, 3, a, NULL);
     tensor(g, c->type, 2, 3, b, NULL);
     tensor(g, c->type, 9, 3, y, NULL);
-    if (c->op == OP_MATMUL_SMALL_M) {
+    if (c->op != OP_MATMUL_BIAS_GELU) {
         CHECK(cdnn_graph_matmul(g, "mm", 1, 2, 9));
         return;
     }
@@ -177,6 +190,8 @@ static int64_t conv_out(const bench_case_t *c, int64_t in)
     return (in + 2 * (conv_filter(c) / 2) - conv_filter(c)) / conv_stride(c) + 1;
 }
 
+/* y = conv(x, w), with "+ bias, relu" fused into the same graph for
+ * OP_CONV_BIAS_RELU. */
 static void make_conv(cdnn_graph_t *g, const bench_case_t *c)
 {
     const int64_t *d = c->dims, r = conv_filter(c);
@@ -192,15 +207,19 @@ static void make_conv(cdnn_graph_t *g, const bench_case_t *c)
     conv.pre_padding[0] = conv.pre_padding[1] = r / 2;
     conv.post_padding[0] = conv.post_padding[1] = r / 2;
     conv.stride[0] = conv.stride[1] = conv_stride(c);
+    tensor(g, c->type, 1, 4, x, xs);
+    tensor(g, c->type, 2, 4, w, ws);
+    tensor(g, c->type, 9, 4, y, ys);
+    if (c->op == OP_CONV) {
+        CHECK(cdnn_graph_conv_fwd(g, "conv", &conv, 1, 2, 9));
+        return;
+    }
     cdnn_pointwise_attr_t add, relu;
     cdnn_pointwise_attr_init(&add, CDNN_PW_ADD);
     cdnn_pointwise_attr_init(&relu, CDNN_PW_RELU_FWD);
-    tensor(g, c->type, 1, 4, x, xs);
-    tensor(g, c->type, 2, 4, w, ws);
     tensor(g, c->type, 3, 4, b, bs);
     virtual_f32(g, 4);
     virtual_f32(g, 5);
-    tensor(g, c->type, 9, 4, y, ys);
     CHECK(cdnn_graph_conv_fwd(g, "conv", &conv, 1, 2, 4));
     CHECK(cdnn_graph_pointwise(g, "bias", &add, 4, 3, CDNN_UID_NONE, 5));
     CHECK(cdnn_graph_pointwise(g, "relu", &relu, 5, CDNN_UID_NONE, CDNN_UID_NONE, 9));
@@ -219,9 +238,9 @@ static cdnn_graph_t *make_graph(const bench_case_t *c)
 {
     cdnn_graph_t *g = NULL;
     CHECK(cdnn_graph_create(&g));
-    if (c->op == OP_MATMUL_BIAS_GELU || c->op == OP_MATMUL_SMALL_M)
+    if (c->op == OP_GEMM || c->op == OP_MATMUL_BIAS_GELU || c->op == OP_MATMUL_SMALL_M)
         make_matmul(g, c);
-    else if (c->op == OP_CONV_BIAS_RELU)
+    else if (c->op == OP_CONV || c->op == OP_CONV_BIAS_RELU)
         make_conv(g, c);
     else if (c->op == OP_SDPA || c->op == OP_SDPA_CAUSAL)
         make_sdpa(g, c);
@@ -396,7 +415,8 @@ static double check_matmul(const bench_case_t *c, io_t *t)
 /* NHWC x, KRSC filter (channels-last), NHWC y; r x r, padding r / 2. */
 static double check_conv(const bench_case_t *c, io_t *t)
 {
-    const uint16_t *x = host_of(t, 1), *w = host_of(t, 2), *bias = host_of(t, 3),
+    const int fused = c->op == OP_CONV_BIAS_RELU;
+    const uint16_t *x = host_of(t, 1), *w = host_of(t, 2), *bias = fused ? host_of(t, 3) : NULL,
                    *y = host_of(t, 9);
     const int64_t N = c->dims[0], C = c->dims[1], H = c->dims[2], W = c->dims[3],
                   K = c->dims[4], R = conv_filter(c), S = conv_stride(c);
@@ -406,7 +426,7 @@ static double check_conv(const bench_case_t *c, io_t *t)
         size_t o = sample(s, (size_t)(N * P * Q * K));
         int64_t k = (int64_t)o % K, pixel = (int64_t)o / K;
         int64_t ow = pixel % Q, oh = pixel / Q % P, n = pixel / Q / P;
-        double acc = at(t, bias, (size_t)k);
+        double acc = fused ? at(t, bias, (size_t)k) : 0;
         for (int64_t r = 0; r < R; r++)
             for (int64_t q = 0; q < R; q++) {
                 int64_t ih = oh * S + r - R / 2, iw = ow * S + q - R / 2;
@@ -416,7 +436,7 @@ static double check_conv(const bench_case_t *c, io_t *t)
                     acc += at(t, x, (size_t)(((n * H + ih) * W + iw) * C + ch)) *
                            at(t, w, (size_t)(((k * R + r) * R + q) * C + ch));
             }
-        double ref = fmax(acc, 0);
+        double ref = fused ? fmax(acc, 0) : acc;
         worst = fmax(worst, fabs(at(t, y, o) - ref) / tolerance(ref));
     }
     return worst;
@@ -460,8 +480,10 @@ static double check(const bench_case_t *c, io_t *t)
     case OP_ADD_RELU: return check_add_relu(c, t);
     case OP_REDUCE_SUM:
     case OP_REDUCE_SUM_DIM0: return check_sum(c, t);
+    case OP_GEMM:
     case OP_MATMUL_BIAS_GELU:
     case OP_MATMUL_SMALL_M: return check_matmul(c, t);
+    case OP_CONV:
     case OP_CONV_BIAS_RELU: return check_conv(c, t);
     case OP_SDPA:
     case OP_SDPA_CAUSAL: return check_sdpa(c, t);
@@ -474,7 +496,9 @@ static double flops(const bench_case_t *c)
 {
     const int64_t *d = c->dims;
     switch (c->op) {
+    case OP_GEMM:
     case OP_MATMUL_BIAS_GELU: return 2.0 * (double)d[0] * (double)d[1] * (double)d[2];
+    case OP_CONV:
     case OP_CONV_BIAS_RELU:
         return 2.0 * (double)(d[0] * conv_out(c, d[2]) * conv_out(c, d[3])) * (double)d[4] *
                (double)(d[1] * conv_filter(c) * conv_filter(c));
@@ -563,17 +587,23 @@ static void chosen_candidate(const cdnn_graph_t *g, char *out, size_t cap)
     candidate_word(r[chosen].name, out, cap);
 }
 
+/* The case's dims as printed ("16384x4096"; a conv's end in x r x stride). */
+static void case_shape(const bench_case_t *c, char *shape, size_t cap)
+{
+    int n = snprintf(shape, cap, "%lld", (long long)c->dims[0]);
+    for (int i = 1; i < 5 && c->dims[i] && n > 0 && (size_t)n < cap; i++)
+        n += snprintf(shape + n, cap - (size_t)n, "x%lld", (long long)c->dims[i]);
+    if ((c->op == OP_CONV || c->op == OP_CONV_BIAS_RELU) && n > 0 && (size_t)n < cap)
+        snprintf(shape + n, cap - (size_t)n, "x%lldx%lld", (long long)conv_filter(c),
+                 (long long)conv_stride(c));
+}
+
 static void print_row(const bench_case_t *c, const cdnn_graph_t *g, const io_t *t,
                       bench_timing_t time, double err)
 {
     char engine[128], shape[96];
     chosen_candidate(g, engine, sizeof engine);
-    int n = snprintf(shape, sizeof shape, "%lld", (long long)c->dims[0]);
-    for (int i = 1; i < 5 && c->dims[i] && n > 0 && (size_t)n < sizeof shape; i++)
-        n += snprintf(shape + n, sizeof shape - (size_t)n, "x%lld", (long long)c->dims[i]);
-    if (c->op == OP_CONV_BIAS_RELU && n > 0 && (size_t)n < sizeof shape) /* x r x stride */
-        snprintf(shape + n, sizeof shape - (size_t)n, "x%lldx%lld", (long long)conv_filter(c),
-                 (long long)conv_stride(c));
+    case_shape(c, shape, sizeof shape);
     double bytes = 0;
     for (int32_t i = 0; i < t->count; i++)
         bytes += (double)t->info[i].span_bytes;
@@ -584,6 +614,30 @@ static void print_row(const bench_case_t *c, const cdnn_graph_t *g, const io_t *
     else
         printf("plan %s %s %s %.4f %.4f %.1f GB/s %.3f\n", c->name, shape, engine, ms,
                time.call_ms, bytes / ms * 1e-6, err);
+    fflush(stdout);
+}
+
+/* With BENCH_GPU_PLANS_SAVE=DIR, the chosen plan's bytes to DIR/NN-OP.cdpl
+ * (NN the case's index) and a "saved" line naming it. */
+static void save_plan(cdnn_graph_t *g, const bench_case_t *c, size_t index)
+{
+    const char *dir = getenv("BENCH_GPU_PLANS_SAVE");
+    if (!dir)
+        return;
+    size_t size = 0;
+    CHECK(cdnn_graph_save(g, CDNN_SAVE_PLAN, NULL, 0, &size));
+    void *bytes = xcalloc(size, 1);
+    CHECK(cdnn_graph_save(g, CDNN_SAVE_PLAN, bytes, size, &size));
+    char path[4096], shape[96];
+    snprintf(path, sizeof path, "%s/%02zu-%s.cdpl", dir, index, c->name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(bytes, 1, size, f) != size || fclose(f) != 0) {
+        fprintf(stderr, "bench_gpu_plans: cannot write %s\n", path);
+        exit(1);
+    }
+    free(bytes);
+    case_shape(c, shape, sizeof shape);
+    printf("saved %s %s %s\n", c->name, shape, path);
     fflush(stdout);
 }
 
@@ -653,7 +707,7 @@ static void check_choice(cdnn_handle_t *h, const bench_case_t *c, const cdnn_gra
            ms[fastest], count);
 }
 
-static void run_case(cdnn_handle_t *h, const bench_case_t *c, int reps)
+static void run_case(cdnn_handle_t *h, const bench_case_t *c, size_t index, int reps)
 {
     cdnn_graph_t *g = make_graph(c);
     cdnn_build_options_t *opts = NULL;
@@ -684,6 +738,7 @@ static void run_case(cdnn_handle_t *h, const bench_case_t *c, int reps)
         if (t.info[i].is_output)
             CHECK(cdnn_memory_download(h, t.host[i], t.device[i], t.info[i].span_bytes));
     print_row(c, g, &t, time, check(c, &t));
+    save_plan(g, c, index);
     check_choice(h, c, g, &t, reps < 10 ? reps : 10);
     cdnn_memory_free(h, ws);
     free_io(h, &t);
@@ -709,7 +764,7 @@ int main(int argc, char **argv)
         if (!only || strstr(only, cases[i].name)) {
             fprintf(stderr, "# %s %lldx%lld\n", cases[i].name, (long long)cases[i].dims[0],
                     (long long)cases[i].dims[1]);
-            run_case(h, &cases[i], reps);
+            run_case(h, &cases[i], i, reps);
         }
     cdnn_handle_destroy(h);
     return 0;

@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""bench/gpu/plans.py -- cdnn plans on cuda:0 next to PyTorch, in one run.
+"""bench/gpu/plans.py -- cdnn plans on cuda:0 next to PyTorch, in one process.
 
-    python3 bench/gpu/plans.py BENCH_GPU_PLANS [--reps N] [--out FILE]
+    python3 bench/gpu/plans.py BENCH_GPU_PLANS [--lib LIBCDNN] [--reps N] [--out FILE]
 
-Runs BENCH_GPU_PLANS (cdnn plans built with benchmarking through the public
-API, tensors from cdnn_memory_alloc, CUDA events on the plan's stream,
-outputs checked on samples against f64), then times PyTorch on the same
-shapes and dtype (bf16) the same way, and the device's copy bandwidth (a
-1 GiB device-to-device copy, bytes read plus written), and prints one table.
+Runs BENCH_GPU_PLANS: each case's plan built with benchmarking through the
+public API, timed there (the "built" column), its output checked on samples
+against f64 (err), every candidate pinned and timed (the choice table), and
+the chosen plan saved.  Then, in this process, each saved plan is loaded
+(cdnn_plan.py: no selection, no build) on PyTorch's stream and tensors,
+its output compared with PyTorch's f32 computation on the same inputs (rel:
+the independent oracle), and it is timed in turn with its PyTorch peers on
+the same tensors -- cdnn, peer 1, peer 2, ..., cdnn, ... -- so that the
+chip's clock, which drifts between runs and falls under sustained
+tensor-core load, weighs on both sides alike.  Also the device's copy
+bandwidth (a 1 GiB device-to-device copy, bytes read plus written).
 
 Two clocks, both medians of N samples, for cdnn, its peers and the copy
 alike: "back to back" (the table's ms; each sample >= 1 ms of executions
@@ -17,93 +23,150 @@ them) and "per call" (call ms; the stream drained after each execution, so
 the device also idles while the host dispatches and launches: a few us,
 which is 5-15% of a 40-90 us kernel).  Rates, % of copy and speed-ups are
 back to back; the per-call columns show what a caller that waits on every
-result gets.  For matmul -> bias -> gelu the peers are PyTorch's
-unfused sequence (matmul, add, gelu: three kernels) and cuBLASLt's own
-fused epilogue (torch._addmm_activation(..., use_gelu=True)); for conv ->
-bias -> relu (f16, channels-last) the unfused sequence, cuDNN's fused
-convolution (torch.cudnn_convolution_relu) and the bare convolution.
-Needs python3 with torch and a GPU (the GPU machine has both).
+result gets.  For a GEMM the peer is torch.matmul (cuBLAS); for matmul ->
+bias -> gelu PyTorch's unfused sequence (matmul, add, gelu: three kernels)
+and cuBLASLt's own fused epilogue (torch._addmm_activation(...,
+use_gelu=True)); for conv -> bias -> relu (f16, channels-last) the unfused
+sequence, cuDNN's fused convolution (torch.cudnn_convolution_relu) and the
+bare convolution.  Needs python3 with torch and a GPU (the GPU machine has
+both).
 """
 import argparse
 import datetime
+import os
 import subprocess
 import sys
+import tempfile
 
-from timing import time_ms
+import cdnn_plan
+from timing import time_interleaved, time_ms
+
+DEVICE = "cuda"
 
 
 def copy_bandwidth(torch, reps):
     """GB/s of a device-to-device copy, bytes read plus bytes written."""
     n = 1 << 29  # 1 GiB of bf16
-    src = torch.empty(n, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+    src = torch.empty(n, device=DEVICE, dtype=torch.bfloat16).uniform_(-1, 1)
     dst = torch.empty_like(src)
     ms, _ = time_ms(torch, lambda: dst.copy_(src), reps)
     return 2 * 2 * n / (ms * 1e-3) / 1e9
 
 
-def peers(torch, op, shape, reps):
-    """[(peer name, (back-to-back ms, per-call ms))] for one cdnn row."""
+class Workload:
+    """One cdnn row's tensors in the plan's layout (by uid: bench_gpu_plans.c
+    names them), its PyTorch peers on the same tensors, and the output
+    computed in f32 by PyTorch: an oracle nobody here wrote."""
+
+    def __init__(self, tensors, peers, reference):
+        self.tensors, self.peers, self.reference = tensors, peers, reference
+
+
+def workload(torch, op, shape):
     F = torch.nn.functional
-    bf16 = torch.bfloat16
-    rand = lambda *s: torch.empty(*s, device="cuda", dtype=bf16).uniform_(-1, 1)
-    if op in ("layernorm", "rmsnorm"):
+    f16 = op.endswith("_f16") or op in ("conv_bias_relu", "convolution")
+    dtype = torch.float16 if f16 else torch.bfloat16
+    rand = lambda *s: torch.empty(*s, device=DEVICE, dtype=dtype).uniform_(-1, 1)
+    if op in ("layernorm", "rmsnorm", "softmax", "add_relu", "reduce_sum", "reduce_sum_dim0"):
         rows, cols = shape
-        x, w, b = rand(rows, cols), rand(cols) * 0.25 + 1, rand(cols)
+        x = rand(rows, cols)
         if op == "layernorm":
-            return [("torch layer_norm", time_ms(torch, lambda: F.layer_norm(x, (cols,), w, b, 1e-5), reps))]
-        return [("torch rms_norm", time_ms(torch, lambda: F.rms_norm(x, (cols,), w, 1e-5), reps))]
-    if op == "softmax":
-        rows, cols = shape
-        x = rand(rows, cols)
-        return [("torch softmax", time_ms(torch, lambda: torch.softmax(x, -1), reps))]
-    if op == "conv_bias_relu":
-        n, c, h, w, k = shape[:5]
-        r, st = shape[5:7] if len(shape) >= 7 else (3, 1)
-        pad = r // 2
-        f16 = torch.float16
-        x = torch.empty(n, c, h, w, device="cuda", dtype=f16).uniform_(-1, 1).to(
-            memory_format=torch.channels_last)
-        wt = torch.empty(k, c, r, r, device="cuda", dtype=f16).uniform_(-1, 1).to(
-            memory_format=torch.channels_last)
-        b = torch.empty(k, device="cuda", dtype=f16).uniform_(-1, 1)
-        conv = lambda: F.conv2d(x, wt, stride=st, padding=pad)
-        return [("torch conv2d+add+relu",
-                 time_ms(torch, lambda: F.relu(conv() + b.view(1, -1, 1, 1)), reps)),
-                ("cuDNN fused conv+bias+relu",
-                 time_ms(torch, lambda: torch.cudnn_convolution_relu(
-                     x, wt, b, (st, st), (pad, pad), (1, 1), 1), reps)),
-                ("torch conv2d alone", time_ms(torch, conv, reps))]
-    if op in ("sdpa", "sdpa_causal"):
-        q, k, v = (rand(*shape) for _ in range(3))
-        causal = op == "sdpa_causal"
-        return [("torch sdpa", time_ms(
-            torch, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), reps))]
-    if op in ("reduce_sum", "reduce_sum_dim0"):
-        rows, cols = shape
-        x = rand(rows, cols)
+            w, b = rand(cols) * 0.25 + 1, rand(cols)
+            return Workload({1: x, 2: w, 3: b, 9: torch.empty_like(x)},
+                            [("torch layer_norm", lambda: F.layer_norm(x, (cols,), w, b, 1e-5))],
+                            lambda: F.layer_norm(x.float(), (cols,), w.float(), b.float(), 1e-5))
+        if op == "rmsnorm":
+            w = rand(cols) * 0.25 + 1
+            return Workload({1: x, 2: w, 9: torch.empty_like(x)},
+                            [("torch rms_norm", lambda: F.rms_norm(x, (cols,), w, 1e-5))],
+                            lambda: F.rms_norm(x.float(), (cols,), w.float(), 1e-5))
+        if op == "softmax":
+            return Workload({1: x, 9: torch.empty_like(x)},
+                            [("torch softmax", lambda: torch.softmax(x, -1))],
+                            lambda: torch.softmax(x.float(), -1))
+        if op == "add_relu":
+            b, out = rand(rows, cols), torch.empty_like(x)
+            return Workload({1: x, 2: b, 9: torch.empty_like(x)},
+                            [("torch add+relu (2 kernels)",
+                              lambda: torch.relu(torch.add(x, b, out=out)))],
+                            lambda: torch.relu(x.float() + b.float()))
         dim = -1 if op == "reduce_sum" else 0
-        return [("torch sum", time_ms(torch, lambda: torch.sum(x, dim, keepdim=True), reps))]
-    if op == "add_relu":
-        rows, cols = shape
-        a, b = rand(rows, cols), rand(rows, cols)
-        out = torch.empty_like(a)
-        return [("torch add+relu (2 kernels)", time_ms(torch, lambda: torch.relu(torch.add(a, b, out=out)), reps))]
-    if op in ("matmul_small_m", "matmul_small_m_f16"):
-        m, n, k = shape
-        dtype = torch.float16 if op.endswith("_f16") else bf16
-        a, b = rand(m, k).to(dtype), rand(k, n).to(dtype)
-        return [("torch matmul (cuBLAS)", time_ms(torch, lambda: a @ b, reps))]
+        return Workload({1: x, 9: torch.empty(*((rows, 1) if dim else (1, cols)), device=DEVICE,
+                                               dtype=dtype)},
+                        [("torch sum", lambda: torch.sum(x, dim, keepdim=True))],
+                        lambda: torch.sum(x.float(), dim, keepdim=True))
+    if op in ("conv_bias_relu", "convolution"):
+        n, c, h, w, k = shape[:5]
+        r, st = shape[5:7]
+        pad = r // 2
+        cl = torch.channels_last
+        x = rand(n, c, h, w).to(memory_format=cl)
+        wt = rand(k, c, r, r).to(memory_format=cl)
+        out = (h + 2 * pad - r) // st + 1
+        y = torch.empty(n, k, out, out, device=DEVICE, dtype=dtype).to(memory_format=cl)
+        conv = lambda: F.conv2d(x, wt, stride=st, padding=pad)
+        if op == "convolution":
+            return Workload({1: x, 2: wt, 9: y}, [("cuDNN conv (torch conv2d)", conv)],
+                            lambda: F.conv2d(x.float(), wt.float(), stride=st, padding=pad))
+        b = rand(k)
+        return Workload({1: x, 2: wt, 3: b, 9: y},
+                        [("torch conv2d+add+relu", lambda: F.relu(conv() + b.view(1, -1, 1, 1))),
+                         ("cuDNN fused conv+bias+relu", lambda: torch.cudnn_convolution_relu(
+                             x, wt, b, (st, st), (pad, pad), (1, 1), 1)),
+                         ("torch conv2d alone", conv)],
+                        lambda: F.relu(F.conv2d(x.float(), wt.float(), b.float(), stride=st,
+                                                padding=pad)))
+    if op in ("sdpa", "sdpa_causal"):
+        q, kk, v = (rand(*shape) for _ in range(3))
+        causal = op == "sdpa_causal"
+        return Workload({1: q, 2: kk, 3: v, 9: torch.empty_like(q)},
+                        [("torch sdpa", lambda: F.scaled_dot_product_attention(
+                            q, kk, v, is_causal=causal))],
+                        lambda: F.scaled_dot_product_attention(q.float(), kk.float(), v.float(),
+                                                               is_causal=causal))
+    m, n, k = shape
+    a, b = rand(m, k), rand(k, n)
+    y = torch.empty(m, n, device=DEVICE, dtype=dtype)
     if op == "matmul_bias_gelu":
-        m, n, k = shape
-        a, b, bias = rand(m, k), rand(k, n), rand(n)
-        return [("torch matmul+add+gelu", time_ms(torch, lambda: F.gelu(a @ b + bias), reps)),
-                ("cuBLASLt bias+gelu epilogue",
-                 time_ms(torch, lambda: torch._addmm_activation(bias, a, b, use_gelu=True), reps))]
-    return []
+        bias = rand(n)
+        return Workload({1: a, 2: b, 3: bias, 9: y},
+                        [("torch matmul+add+gelu", lambda: F.gelu(a @ b + bias)),
+                         ("cuBLASLt bias+gelu epilogue",
+                          lambda: torch._addmm_activation(bias, a, b, use_gelu=True))],
+                        lambda: F.gelu(a.float() @ b.float() + bias.float()))
+    return Workload({1: a, 2: b, 9: y}, [("torch matmul (cuBLAS)", lambda: a @ b)],
+                    lambda: a.float() @ b.float())
 
 
-def run_cdnn(binary, reps):
-    out = subprocess.run([binary, str(reps)], capture_output=True, text=True)
+def relative_error(got, ref):
+    """||got - ref|| / ||ref|| in f64 (NaN when got has a NaN)."""
+    got, ref = got.double(), ref.double().reshape(got.shape)
+    return float((got - ref).norm() / ref.norm())
+
+
+def measure(torch, lib, row, reps):
+    """The saved plan loaded here, checked against PyTorch in f32, and timed
+    in turn with its peers: [(name, (ms, call ms))], cdnn's first, and the
+    plan's relative error."""
+    handle = cdnn_plan.Handle(lib, torch.cuda.current_stream().cuda_stream)
+    plan = cdnn_plan.LoadedPlan(handle, row["saved"])
+    work = workload(torch, row["op"], row["shape"])
+    workspace = torch.empty(max(plan.workspace_bytes, 1), device=DEVICE, dtype=torch.uint8)
+    plan.bind(work.tensors, workspace.data_ptr())
+    y = work.tensors[9]
+    y.fill_(float("nan"))
+    plan()
+    torch.cuda.synchronize()
+    err = relative_error(y, work.reference())
+    times = time_interleaved(torch, [plan] + [fn for _, fn in work.peers], reps)
+    plan.close()
+    handle.close()
+    return list(zip(["cdnn"] + [name for name, _ in work.peers], times)), err
+
+
+def run_cdnn(binary, reps, save_dir):
+    env = dict(os.environ, BENCH_GPU_PLANS_SAVE=save_dir)
+    out = subprocess.run([binary, str(reps)], capture_output=True, text=True, env=env)
     sys.stderr.write(out.stderr)
     if out.returncode != 0:
         raise SystemExit(f"{binary} failed with status {out.returncode}")
@@ -114,6 +177,8 @@ def run_cdnn(binary, reps):
             rows.append({"op": f[1], "shape": tuple(int(d) for d in f[2].split("x")),
                          "engine": f[3], "ms": float(f[4]), "call_ms": float(f[5]),
                          "rate": float(f[6]), "unit": f[7], "err": float(f[8])})
+        elif len(f) == 4 and f[0] == "saved" and rows and rows[-1]["op"] == f[1]:
+            rows[-1]["saved"] = f[3]
         elif len(f) == 7 and f[0] == "choice" and rows and rows[-1]["op"] == f[1]:
             rows[-1]["choice"] = {"chosen": f[2], "chosen_ms": float(f[3]),
                                   "fastest": f[4], "fastest_ms": float(f[5]),
@@ -146,45 +211,75 @@ def choice_lines(rows):
     return lines
 
 
+# A plan's output against PyTorch's f32 computation of it: 16-bit outputs
+# round to ~2e-3 in relative L2 (METHOD: bf16 operands land in 1e-3..1e-2).
+REL_TOLERANCE = 1e-2
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
+    parser.add_argument("--lib", help="libcdnn.so (default: the binary's ../lib)")
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--out")
     args = parser.parse_args()
 
     import torch
-    rows = run_cdnn(args.binary, args.reps)
-    copy = copy_bandwidth(torch, args.reps)
-    lines = [f"# cdnn plans vs PyTorch (torch {torch.__version__}), "
-             f"{torch.cuda.get_device_name(0)}, {datetime.date.today().isoformat()}",
-             f"# bf16 (conv f16); CUDA events, medians of {args.reps} samples; ms = back to back "
-             f"(executions enqueued without waiting), call = the stream drained after each",
-             f"# GB/s = compulsory bytes (inputs read once, outputs written once) / ms; "
-             f"measured copy (back to back): {copy:.0f} GB/s",
-             "# speed-up = peer ms / cdnn ms (back to back); err = worst |y - f64 ref| / tol on "
-             "samples (<= 1 passes)",
-             f"{'op':16} {'shape':>16} {'cdnn engine/candidate':28} {'ms':>8} {'call':>8} "
-             f"{'rate':>14} {'of copy':>7} {'err':>6}  {'peer':28} {'peer ms':>8} {'call':>8} "
-             f"{'speed-up':>8}"]
-    for r in rows:
-        shape = "x".join(str(d) for d in r["shape"])
-        of_copy = f"{100 * r['rate'] / copy:6.0f}%" if r["unit"] == "GB/s" else "      -"
-        head = (f"{r['op']:16} {shape:>16} {r['engine']:28} {r['ms']:8.3f} {r['call_ms']:8.3f} "
-                f"{r['rate']:8.1f} {r['unit']:8} {of_copy} {r['err']:6.3f}")
-        nan = float("nan")
-        for name, (ms, call) in peers(torch, r["op"], r["shape"], args.reps) or [("-", (nan, nan))]:
-            lines.append(f"{head}  {name:28} {ms:8.3f} {call:8.3f} {ms / r['ms']:8.2f}")
-            head = " " * len(head)
+    torch.backends.cuda.matmul.allow_tf32 = False  # the f32 references stay f32
+    torch.backends.cudnn.allow_tf32 = False
+    torch.cuda.init()  # the primary context, which a cuda:0 handle shares
+    lib = cdnn_plan.open_library(args.lib or os.path.join(
+        os.path.dirname(os.path.abspath(args.binary)), "..", "lib", "libcdnn.so"))
+    with tempfile.TemporaryDirectory(prefix="cdnn-plans-") as save_dir:
+        rows = run_cdnn(args.binary, args.reps, save_dir)
+        copy = copy_bandwidth(torch, args.reps)
+        lines = header(torch, args.reps, copy)
+        for r in rows:
+            lines += row_lines(torch, lib, r, copy, args.reps)
     lines += choice_lines(rows)
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
-    bad = [r for r in rows if not r["err"] <= 1]
+    bad = [r for r in rows if not (r["err"] <= 1 and r["rel"] <= REL_TOLERANCE)]
     if bad:
         raise SystemExit(f"{len(bad)} cdnn output(s) beyond tolerance")
+
+
+def header(torch, reps, copy):
+    return [f"# cdnn plans vs PyTorch (torch {torch.__version__}), "
+            f"{torch.cuda.get_device_name(0)}, {datetime.date.today().isoformat()}",
+            "# bf16 (conv and *_f16 f16).  Each plan built with benchmarking by bench_gpu_plans "
+            "(built = its time there), saved, loaded here in PyTorch's process and run on its "
+            "stream",
+            f"# ms: CUDA events, medians of {reps} samples taken in turn with the peers' "
+            "(cdnn, peer 1, peer 2, ..., cdnn, ...); back to back (executions enqueued "
+            "without waiting); call = the stream drained after each",
+            f"# GB/s = compulsory bytes (inputs read once, outputs written once) / ms; "
+            f"measured copy (back to back): {copy:.0f} GB/s",
+            "# speed-up = peer ms / cdnn ms; err = worst |y - f64 ref| / tol on samples (<= 1 "
+            f"passes); rel = ||y - torch f32|| / ||torch f32|| (<= {REL_TOLERANCE:g} passes)",
+            f"{'op':16} {'shape':>16} {'cdnn engine/candidate':28} {'built':>8} {'ms':>8} "
+            f"{'call':>8} {'rate':>14} {'of copy':>7} {'err':>6} {'rel':>8}  {'peer':28} "
+            f"{'peer ms':>8} {'call':>8} {'speed-up':>8}"]
+
+
+def row_lines(torch, lib, r, copy, reps):
+    """The row's table lines; sets r["rel"]."""
+    timings, r["rel"] = measure(torch, lib, r, reps)
+    (_, (ms, call)), peer_times = timings[0], timings[1:]
+    rate = r["rate"] * r["ms"] / ms
+    shape = "x".join(str(d) for d in r["shape"])
+    of_copy = f"{100 * rate / copy:6.0f}%" if r["unit"] == "GB/s" else "      -"
+    head = (f"{r['op']:16} {shape:>16} {r['engine']:28} {r['ms']:8.3f} {ms:8.3f} {call:8.3f} "
+            f"{rate:8.1f} {r['unit']:8} {of_copy} {r['err']:6.3f} {r['rel']:8.1e}")
+    lines = []
+    for name, (peer_ms, peer_call) in peer_times:
+        lines.append(f"{head}  {name:28} {peer_ms:8.3f} {peer_call:8.3f} {peer_ms / ms:8.2f}")
+        head = " " * len(head)
+    torch.cuda.empty_cache()
+    return lines or [head]
 
 
 if __name__ == "__main__":
