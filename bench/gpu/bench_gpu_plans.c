@@ -745,6 +745,27 @@ static void run_case(cdnn_handle_t *h, const bench_case_t *c, size_t index, int 
     cdnn_graph_destroy(g);
 }
 
+/* BENCH_GPU_PLANS_ONLY=WORD,WORD...: the cases a word names, either OP
+ * (every case of that op) or OP:SHAPE (one case), as the "plan" lines print
+ * them: "gemm,conv_bias_relu:64x256x56x56x512x1x2". */
+static int selected(const char *only, const bench_case_t *c)
+{
+    char shape[96];
+    case_shape(c, shape, sizeof shape);
+    const size_t name_length = strlen(c->name), shape_length = strlen(shape);
+    for (const char *word = only;; word++) {
+        const size_t length = strcspn(word, ",");
+        if (length == name_length && !strncmp(word, c->name, length))
+            return 1;
+        if (length == name_length + 1 + shape_length && !strncmp(word, c->name, name_length) &&
+            word[name_length] == ':' && !strncmp(word + name_length + 1, shape, shape_length))
+            return 1;
+        word += length;
+        if (!*word)
+            return 0;
+    }
+}
+
 int main(int argc, char **argv)
 {
     int reps = argc > 1 ? atoi(argv[1]) : 20;
@@ -758,10 +779,9 @@ int main(int argc, char **argv)
     cdnn_handle_t *h = NULL;
     CHECK(cdnn_handle_create(&h, "cuda:0"));
     printf("# %s\n", cdnn_handle_device_description(h));
-    /* BENCH_GPU_PLANS_ONLY=op,op...: those cases alone (names as printed). */
     const char *only = getenv("BENCH_GPU_PLANS_ONLY");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!only || strstr(only, cases[i].name)) {
+        if (!only || selected(only, &cases[i])) {
             fprintf(stderr, "# %s %lldx%lld\n", cases[i].name, (long long)cases[i].dims[0],
                     (long long)cases[i].dims[1]);
             run_case(h, &cases[i], i, reps);
