@@ -132,8 +132,10 @@ if [ -x "$stage/bin/bench_gpu_sdpa" ]; then
     check bench_gpu_sdpa python3 bench/gpu/sdpa.py "$stage/bin/bench_gpu_sdpa" \
         "$stage/kernels" --out "$out/bench_gpu_sdpa.txt"
 fi
-# cdnn plans (norms, pointwise, matmul+bias+gelu) through the public API
-# next to PyTorch and the device's copy bandwidth.
+# cdnn plans (GEMM, matmul+bias+gelu, convolutions, norms, softmax,
+# reductions, attention) built with benchmarking through the public API,
+# then loaded in PyTorch's process and timed in turn with their PyTorch
+# peers, and the device's copy bandwidth.
 if [ -x "$stage/bin/bench_gpu_plans" ]; then
     check bench_gpu_plans python3 bench/gpu/plans.py "$stage/bin/bench_gpu_plans" \
         --out "$out/bench_gpu_plans.txt"
