@@ -91,7 +91,10 @@ class LoadedPlan:
         check(self.lib, self.lib.cdnn_graph_io_tensors(self.graph, ios, MAX_TENSORS,
                                                        ctypes.byref(count)),
               "cdnn_graph_io_tensors")
-        self.tensors = {ios[i].uid: ios[i] for i in range(min(count.value, MAX_TENSORS))}
+        if count.value > MAX_TENSORS:
+            raise CdnnError(f"the plan has {count.value} tensors; this binding takes "
+                            f"{MAX_TENSORS}")
+        self.tensors = {ios[i].uid: ios[i] for i in range(count.value)}
         workspace = ctypes.c_size_t()
         check(self.lib, self.lib.cdnn_graph_workspace_size(self.graph, ctypes.byref(workspace)),
               "cdnn_graph_workspace_size")
@@ -118,9 +121,7 @@ class LoadedPlan:
                      ctypes.c_void_p(workspace_ptr))
 
     def __call__(self):
-        status = self.lib.cdnn_graph_execute(*self.args)
-        if status != 0:
-            check(self.lib, status, "cdnn_graph_execute")
+        check(self.lib, self.lib.cdnn_graph_execute(*self.args), "cdnn_graph_execute")
 
     def close(self):
         self.lib.cdnn_graph_destroy(self.graph)

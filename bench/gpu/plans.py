@@ -144,11 +144,10 @@ def relative_error(got, ref):
     return float((got - ref).norm() / ref.norm())
 
 
-def measure(torch, lib, row, reps):
-    """The saved plan loaded here, checked against PyTorch in f32, and timed
-    in turn with its peers: [(name, (ms, call ms))], cdnn's first, and the
-    plan's relative error."""
-    handle = cdnn_plan.Handle(lib, torch.cuda.current_stream().cuda_stream)
+def measure(torch, handle, row, reps):
+    """The saved plan loaded on handle, checked against PyTorch in f32, and
+    timed in turn with its peers: [(name, (ms, call ms))], cdnn's first, and
+    the plan's relative error."""
     plan = cdnn_plan.LoadedPlan(handle, row["saved"])
     work = workload(torch, row["op"], row["shape"])
     workspace = torch.empty(max(plan.workspace_bytes, 1), device=DEVICE, dtype=torch.uint8)
@@ -160,7 +159,6 @@ def measure(torch, lib, row, reps):
     err = relative_error(y, work.reference())
     times = time_interleaved(torch, [plan] + [fn for _, fn in work.peers], reps)
     plan.close()
-    handle.close()
     return list(zip(["cdnn"] + [name for name, _ in work.peers], times)), err
 
 
@@ -230,12 +228,14 @@ def main():
     torch.cuda.init()  # the primary context, which a cuda:0 handle shares
     lib = cdnn_plan.open_library(args.lib or os.path.join(
         os.path.dirname(os.path.abspath(args.binary)), "..", "lib", "libcdnn.so"))
+    handle = cdnn_plan.Handle(lib, torch.cuda.current_stream().cuda_stream)
     with tempfile.TemporaryDirectory(prefix="cdnn-plans-") as save_dir:
         rows = run_cdnn(args.binary, args.reps, save_dir)
         copy = copy_bandwidth(torch, args.reps)
         lines = header(torch, args.reps, copy)
         for r in rows:
-            lines += row_lines(torch, lib, r, copy, args.reps)
+            lines += row_lines(torch, handle, r, copy, args.reps)
+    handle.close()
     lines += choice_lines(rows)
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
@@ -265,9 +265,9 @@ def header(torch, reps, copy):
             f"{'peer ms':>8} {'call':>8} {'speed-up':>8}"]
 
 
-def row_lines(torch, lib, r, copy, reps):
+def row_lines(torch, handle, r, copy, reps):
     """The row's table lines; sets r["rel"]."""
-    timings, r["rel"] = measure(torch, lib, r, reps)
+    timings, r["rel"] = measure(torch, handle, r, reps)
     (_, (ms, call)), peer_times = timings[0], timings[1:]
     rate = r["rate"] * r["ms"] / ms
     shape = "x".join(str(d) for d in r["shape"])
