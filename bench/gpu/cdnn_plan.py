@@ -8,9 +8,9 @@ benchmarking) and saved executes in the process that runs PyTorch, on
 PyTorch's current stream, on tensors PyTorch allocated, so that cdnn and
 its peers can be timed in alternation and their outputs compared.
 
-    plan = LoadedPlan(lib, path)        # cdnn_plan_load: no selection, no build
-    plan.bind({1: x, 2: w, 9: y})       # tensors by uid (sizes checked)
-    plan()                              # one execution, enqueued
+    plan = LoadedPlan(handle, path)     # cdnn_plan_load: no selection, no build
+    run = plan.bind({1: x, 2: w, 9: y}) # tensors by uid (sizes checked)
+    run()                               # one execution, enqueued
 
 Only what that needs of cdnn.h is declared here (ctypes).
 """
@@ -99,11 +99,11 @@ class LoadedPlan:
         check(self.lib, self.lib.cdnn_graph_workspace_size(self.graph, ctypes.byref(workspace)),
               "cdnn_graph_workspace_size")
         self.workspace_bytes = workspace.value
-        self.args = None
 
     def bind(self, by_uid, workspace_ptr=0):
-        """Execute on these device tensors (torch tensors by uid): every
-        tensor the plan reads or writes, each spanning the bytes it needs."""
+        """A function that executes the plan on these device tensors (torch
+        tensors by uid: every tensor the plan reads or writes, each spanning
+        the bytes it needs).  One plan binds to several sets of tensors."""
         missing = sorted(set(self.tensors) - set(by_uid))
         if missing:
             raise CdnnError(f"the plan needs tensors {missing} too")
@@ -116,12 +116,11 @@ class LoadedPlan:
                                 f"{io.span_bytes}")
         uids = list(self.tensors)
         n = len(uids)
-        self.args = (self.graph, self.handle, n, (ctypes.c_int64 * n)(*uids),
-                     (ctypes.c_void_p * n)(*(by_uid[u].data_ptr() for u in uids)),
-                     ctypes.c_void_p(workspace_ptr))
-
-    def __call__(self):
-        check(self.lib, self.lib.cdnn_graph_execute(*self.args), "cdnn_graph_execute")
+        args = (self.graph, self.handle, n, (ctypes.c_int64 * n)(*uids),
+                (ctypes.c_void_p * n)(*(by_uid[u].data_ptr() for u in uids)),
+                ctypes.c_void_p(workspace_ptr))
+        execute, lib = self.lib.cdnn_graph_execute, self.lib
+        return lambda: check(lib, execute(*args), "cdnn_graph_execute")
 
     def close(self):
         self.lib.cdnn_graph_destroy(self.graph)

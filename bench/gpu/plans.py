@@ -12,7 +12,9 @@ its output compared with PyTorch's f32 computation on the same inputs (rel:
 the independent oracle), and it is timed in turn with its PyTorch peers on
 the same tensors -- cdnn, peer 1, peer 2, ..., cdnn, ... -- so that the
 chip's clock, which drifts between runs and falls under sustained
-tensor-core load, weighs on both sides alike.  Also the device's copy
+tensor-core load, weighs on both sides alike.  Every side cycles through
+the same sets of tensors, which together span at least twice the L2 cache,
+so that no call finds its inputs in L2.  Also the device's copy
 bandwidth (a 1 GiB device-to-device copy, bytes read plus written).
 
 Two clocks, both medians of N samples, for cdnn, its peers and the copy
@@ -33,6 +35,7 @@ both).
 """
 import argparse
 import datetime
+import itertools
 import os
 import subprocess
 import sys
@@ -144,22 +147,49 @@ def relative_error(got, ref):
     return float((got - ref).norm() / ref.norm())
 
 
+# Each timed function cycles through sets of tensors that together span at
+# least this many times the L2 cache, so that no call finds its inputs left
+# in L2 by the call before (a ResNet layer's 7x7 activations fit in it many
+# times over).  Cycling costs the same host work on every side.
+L2_SPAN = 2
+MAX_SETS = 64
+
+
+def rotation_sets(torch, row):
+    """Workloads for row: enough independent sets to cycle through (each
+    set built as workload() builds one)."""
+    first = workload(torch, row["op"], row["shape"])
+    set_bytes = sum(t.numel() * t.element_size() for t in first.tensors.values())
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size if DEVICE == "cuda" else 0
+    count = max(1, min(MAX_SETS, -(-L2_SPAN * l2 // set_bytes)))
+    return [first] + [workload(torch, row["op"], row["shape"]) for _ in range(count - 1)]
+
+
+def cycling(fns):
+    """One function that calls fns in turn, a different one each call."""
+    turn = itertools.cycle(fns)
+    return lambda: next(turn)()
+
+
 def measure(torch, handle, row, reps):
     """The saved plan loaded on handle, checked against PyTorch in f32, and
-    timed in turn with its peers: [(name, (ms, call ms))], cdnn's first, and
-    the plan's relative error."""
+    timed in turn with its peers, each cycling through the same rotation
+    sets: [(name, (ms, call ms))], cdnn's first; the plan's relative error;
+    the number of sets."""
     plan = cdnn_plan.LoadedPlan(handle, row["saved"])
-    work = workload(torch, row["op"], row["shape"])
+    works = rotation_sets(torch, row)
     workspace = torch.empty(max(plan.workspace_bytes, 1), device=DEVICE, dtype=torch.uint8)
-    plan.bind(work.tensors, workspace.data_ptr())
-    y = work.tensors[9]
+    runs = [plan.bind(w.tensors, workspace.data_ptr()) for w in works]
+    y = works[0].tensors[9]
     y.fill_(float("nan"))
-    plan()
+    runs[0]()
     torch.cuda.synchronize()
-    err = relative_error(y, work.reference())
-    times = time_interleaved(torch, [plan] + [fn for _, fn in work.peers], reps)
+    err = relative_error(y, works[0].reference())
+    peers = [cycling([w.peers[i][1] for w in works]) for i in range(len(works[0].peers))]
+    times = time_interleaved(torch, [cycling(runs)] + peers, reps)
     plan.close()
-    return list(zip(["cdnn"] + [name for name, _ in work.peers], times)), err
+    names = ["cdnn"] + [name for name, _ in works[0].peers]
+    return list(zip(names, times)), err, len(works)
 
 
 def run_cdnn(binary, reps, save_dir):
@@ -234,7 +264,9 @@ def main():
         copy = copy_bandwidth(torch, args.reps)
         lines = header(torch, args.reps, copy)
         for r in rows:
-            lines += row_lines(torch, handle, r, copy, args.reps)
+            row = row_lines(torch, handle, r, copy, args.reps)
+            print("\n".join(row), file=sys.stderr, flush=True)  # progress, if cut short
+            lines += row
     handle.close()
     lines += choice_lines(rows)
     text = "\n".join(lines) + "\n"
@@ -255,25 +287,26 @@ def header(torch, reps, copy):
             "stream",
             f"# ms: CUDA events, medians of {reps} samples taken in turn with the peers' "
             "(cdnn, peer 1, peer 2, ..., cdnn, ...); back to back (executions enqueued "
-            "without waiting); call = the stream drained after each",
+            "without waiting); call = the stream drained after each; every side cycles "
+            f"through the row's sets of tensors (sets), which span >= {L2_SPAN}x the L2 cache",
             f"# GB/s = compulsory bytes (inputs read once, outputs written once) / ms; "
             f"measured copy (back to back): {copy:.0f} GB/s",
             "# speed-up = peer ms / cdnn ms; err = worst |y - f64 ref| / tol on samples (<= 1 "
             f"passes); rel = ||y - torch f32|| / ||torch f32|| (<= {REL_TOLERANCE:g} passes)",
             f"{'op':16} {'shape':>16} {'cdnn engine/candidate':28} {'built':>8} {'ms':>8} "
-            f"{'call':>8} {'rate':>14} {'of copy':>7} {'err':>6} {'rel':>8}  {'peer':28} "
+            f"{'call':>8} {'rate':>14} {'of copy':>7} {'err':>6} {'rel':>8} {'sets':>4}  {'peer':28} "
             f"{'peer ms':>8} {'call':>8} {'speed-up':>8}"]
 
 
 def row_lines(torch, handle, r, copy, reps):
     """The row's table lines; sets r["rel"]."""
-    timings, r["rel"] = measure(torch, handle, r, reps)
+    timings, r["rel"], sets = measure(torch, handle, r, reps)
     (_, (ms, call)), peer_times = timings[0], timings[1:]
     rate = r["rate"] * r["ms"] / ms
     shape = "x".join(str(d) for d in r["shape"])
     of_copy = f"{100 * rate / copy:6.0f}%" if r["unit"] == "GB/s" else "      -"
     head = (f"{r['op']:16} {shape:>16} {r['engine']:28} {r['ms']:8.3f} {ms:8.3f} {call:8.3f} "
-            f"{rate:8.1f} {r['unit']:8} {of_copy} {r['err']:6.3f} {r['rel']:8.1e}")
+            f"{rate:8.1f} {r['unit']:8} {of_copy} {r['err']:6.3f} {r['rel']:8.1e} {sets:4}")
     lines = []
     for name, (peer_ms, peer_call) in peer_times:
         lines.append(f"{head}  {name:28} {peer_ms:8.3f} {peer_call:8.3f} {peer_ms / ms:8.2f}")
