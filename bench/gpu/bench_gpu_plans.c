@@ -14,8 +14,8 @@
  *   saved OP SHAPE PATH
  * The tensors' uids are the same in every case: 1 the first input (x, a,
  * q), 2 the second (the filter, b, k, the norm's scale), 3 the third (the
- * bias, v, layer-norm's shift), 9 the output; layouts as in the graphs
- * below (row-major, conv channels-last).
+ * bias, v, layer-norm's shift), 4 the residual, 9 the output; layouts as in
+ * the graphs below (row-major, conv channels-last).
  * MS is an execution's time back to back (executions enqueued without
  * waiting), CALL_MS with the stream drained after each (event_timing.h);
  * RATE is GB/s of compulsory traffic (each input read once, each output
@@ -39,7 +39,7 @@ enum { MAX_IO = 8, SAMPLES = 64 };
 
 typedef enum op {
     OP_LAYERNORM, OP_RMSNORM, OP_SOFTMAX, OP_ADD_RELU, OP_REDUCE_SUM, OP_REDUCE_SUM_DIM0,
-    OP_GEMM, OP_MATMUL_BIAS_GELU,
+    OP_GEMM, OP_MATMUL_BIAS_GELU, OP_MATMUL_BIAS_GELU_TANH, OP_MATMUL_BIAS_GELU_RESIDUAL,
     OP_MATMUL_SMALL_M, OP_CONV, OP_CONV_BIAS_RELU, OP_SDPA, OP_SDPA_CAUSAL
 } op_t;
 
@@ -86,7 +86,11 @@ static const bench_case_t cases[] = {
     {OP_GEMM, "gemm_f16", F16, {4096, 4096, 4096}},
     {OP_GEMM, "gemm_f16", F16, {8192, 8192, 8192}},
     {OP_GEMM, "gemm_f16", F16, {4096, 14336, 4096}},
+    /* One kernel each: gelu (erf), the tanh form cuBLASLt's epilogue
+     * computes, and erf gelu with a residual added after it. */
     {OP_MATMUL_BIAS_GELU, "matmul_bias_gelu", BF16, {8192, 8192, 8192}},
+    {OP_MATMUL_BIAS_GELU_TANH, "matmul_bias_gelu_tanh", BF16, {8192, 8192, 8192}},
+    {OP_MATMUL_BIAS_GELU_RESIDUAL, "matmul_bias_gelu_residual", BF16, {8192, 8192, 8192}},
     /* A decode step: memory-bound on b, timed in GB/s against the copy. */
     {OP_MATMUL_SMALL_M, "matmul_small_m", BF16, {16, 8192, 8192}},
     {OP_MATMUL_SMALL_M, "matmul_small_m_f16", F16, {16, 8192, 8192}},
@@ -160,26 +164,48 @@ static void make_rows(cdnn_graph_t *g, const bench_case_t *c)
     }
 }
 
+static int has_epilogue(op_t op)
+{
+    return op == OP_MATMUL_BIAS_GELU || op == OP_MATMUL_BIAS_GELU_TANH ||
+           op == OP_MATMUL_BIAS_GELU_RESIDUAL;
+}
+
+static int is_matmul(op_t op)
+{
+    return op == OP_GEMM || op == OP_MATMUL_SMALL_M || has_epilogue(op);
+}
+
+/* y = a b, or y = gelu(a b + bias) (+ residual) with the f32 intermediates
+ * virtual: one kernel where the matmul kernels fuse it. */
 static void make_matmul(cdnn_graph_t *g, const bench_case_t *c)
 {
     const int64_t m = c->dims[0], n = c->dims[1], k = c->dims[2];
     const int64_t a[] = {1, m, k}, b[] = {1, k, n}, bias[] = {1, 1, n}, y[] = {1, m, n};
+    const int residual = c->op == OP_MATMUL_BIAS_GELU_RESIDUAL;
     cdnn_pointwise_attr_t add, gelu;
     cdnn_pointwise_attr_init(&add, CDNN_PW_ADD);
-    cdnn_pointwise_attr_init(&gelu, CDNN_PW_GELU_FWD);
+    cdnn_pointwise_attr_init(&gelu, c->op == OP_MATMUL_BIAS_GELU_TANH ? CDNN_PW_GELU_TANH_FWD
+                                                                      : CDNN_PW_GELU_FWD);
     tensor(g, c->type, 1, 3, a, NULL);
     tensor(g, c->type, 2, 3, b, NULL);
     tensor(g, c->type, 9, 3, y, NULL);
-    if (c->op != OP_MATMUL_BIAS_GELU) {
+    if (!has_epilogue(c->op)) {
         CHECK(cdnn_graph_matmul(g, "mm", 1, 2, 9));
         return;
     }
     tensor(g, c->type, 3, 3, bias, NULL);
-    virtual_f32(g, 4);
     virtual_f32(g, 5);
-    CHECK(cdnn_graph_matmul(g, "mm", 1, 2, 4));
-    CHECK(cdnn_graph_pointwise(g, "bias", &add, 4, 3, CDNN_UID_NONE, 5));
-    CHECK(cdnn_graph_pointwise(g, "gelu", &gelu, 5, CDNN_UID_NONE, CDNN_UID_NONE, 9));
+    virtual_f32(g, 6);
+    CHECK(cdnn_graph_matmul(g, "mm", 1, 2, 5));
+    CHECK(cdnn_graph_pointwise(g, "bias", &add, 5, 3, CDNN_UID_NONE, 6));
+    if (!residual) {
+        CHECK(cdnn_graph_pointwise(g, "gelu", &gelu, 6, CDNN_UID_NONE, CDNN_UID_NONE, 9));
+        return;
+    }
+    tensor(g, c->type, 4, 3, y, NULL);
+    virtual_f32(g, 7);
+    CHECK(cdnn_graph_pointwise(g, "gelu", &gelu, 6, CDNN_UID_NONE, CDNN_UID_NONE, 7));
+    CHECK(cdnn_graph_pointwise(g, "residual", &add, 7, 4, CDNN_UID_NONE, 9));
 }
 
 /* The conv case's filter size, stride and output height and width. */
@@ -238,7 +264,7 @@ static cdnn_graph_t *make_graph(const bench_case_t *c)
 {
     cdnn_graph_t *g = NULL;
     CHECK(cdnn_graph_create(&g));
-    if (c->op == OP_GEMM || c->op == OP_MATMUL_BIAS_GELU || c->op == OP_MATMUL_SMALL_M)
+    if (is_matmul(c->op))
         make_matmul(g, c);
     else if (c->op == OP_CONV || c->op == OP_CONV_BIAS_RELU)
         make_conv(g, c);
@@ -394,11 +420,20 @@ static double check_sum(const bench_case_t *c, io_t *t)
     return worst;
 }
 
+/* gelu(x) = x Phi(x), or its tanh form (sqrt(2 / pi) = 0.79788...). */
+static double gelu(double x, int tanh_form)
+{
+    if (tanh_form)
+        return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+}
+
 static double check_matmul(const bench_case_t *c, io_t *t)
 {
-    const int epilogue = c->op == OP_MATMUL_BIAS_GELU;
+    const int epilogue = has_epilogue(c->op), tanh_form = c->op == OP_MATMUL_BIAS_GELU_TANH;
     const uint16_t *a = host_of(t, 1), *b = host_of(t, 2), *y = host_of(t, 9);
     const uint16_t *bias = epilogue ? host_of(t, 3) : NULL;
+    const uint16_t *residual = c->op == OP_MATMUL_BIAS_GELU_RESIDUAL ? host_of(t, 4) : NULL;
     size_t m = (size_t)c->dims[0], n = (size_t)c->dims[1], k = (size_t)c->dims[2];
     double worst = 0;
     for (int s = 0; s < 256; s++) {
@@ -406,7 +441,9 @@ static double check_matmul(const bench_case_t *c, io_t *t)
         double acc = epilogue ? at(t, bias, j) : 0;
         for (size_t p = 0; p < k; p++)
             acc += at(t, a, i * k + p) * at(t, b, p * n + j);
-        double ref = epilogue ? 0.5 * acc * (1 + erf(acc / sqrt(2.0))) : acc;
+        double ref = epilogue ? gelu(acc, tanh_form) : acc;
+        if (residual)
+            ref += at(t, residual, i * n + j);
         worst = fmax(worst, fabs(at(t, y, i * n + j) - ref) / tolerance(ref));
     }
     return worst;
@@ -482,6 +519,8 @@ static double check(const bench_case_t *c, io_t *t)
     case OP_REDUCE_SUM_DIM0: return check_sum(c, t);
     case OP_GEMM:
     case OP_MATMUL_BIAS_GELU:
+    case OP_MATMUL_BIAS_GELU_TANH:
+    case OP_MATMUL_BIAS_GELU_RESIDUAL:
     case OP_MATMUL_SMALL_M: return check_matmul(c, t);
     case OP_CONV:
     case OP_CONV_BIAS_RELU: return check_conv(c, t);
@@ -497,7 +536,9 @@ static double flops(const bench_case_t *c)
     const int64_t *d = c->dims;
     switch (c->op) {
     case OP_GEMM:
-    case OP_MATMUL_BIAS_GELU: return 2.0 * (double)d[0] * (double)d[1] * (double)d[2];
+    case OP_MATMUL_BIAS_GELU:
+    case OP_MATMUL_BIAS_GELU_TANH:
+    case OP_MATMUL_BIAS_GELU_RESIDUAL: return 2.0 * (double)d[0] * (double)d[1] * (double)d[2];
     case OP_CONV:
     case OP_CONV_BIAS_RELU:
         return 2.0 * (double)(d[0] * conv_out(c, d[2]) * conv_out(c, d[3])) * (double)d[4] *

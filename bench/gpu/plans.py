@@ -28,7 +28,8 @@ back to back; the per-call columns show what a caller that waits on every
 result gets.  For a GEMM the peer is torch.matmul (cuBLAS); for matmul ->
 bias -> gelu PyTorch's unfused sequence (matmul, add, gelu: three kernels)
 and cuBLASLt's own fused epilogue (torch._addmm_activation(...,
-use_gelu=True)); for conv -> bias -> relu (f16, channels-last) the unfused
+use_gelu=True), whose gelu is the tanh form: so also cdnn's gelu_tanh
+beside it), and with a residual added the same two plus PyTorch's add; for conv -> bias -> relu (f16, channels-last) the unfused
 sequence, cuDNN's fused convolution (torch.cudnn_convolution_relu) and the
 bare convolution.  Needs python3 with torch and a GPU (the GPU machine has
 both).
@@ -130,13 +131,22 @@ def workload(torch, op, shape):
     m, n, k = shape
     a, b = rand(m, k), rand(k, n)
     y = torch.empty(m, n, device=DEVICE, dtype=dtype)
-    if op == "matmul_bias_gelu":
+    if op == "matmul_bias_gelu_residual":
+        bias, res = rand(n), rand(m, n)
+        return Workload({1: a, 2: b, 3: bias, 4: res, 9: y},
+                        [("torch matmul+add+gelu+add", lambda: F.gelu(a @ b + bias) + res),
+                         ("cuBLASLt bias+gelu(tanh) + add",
+                          lambda: torch._addmm_activation(bias, a, b, use_gelu=True) + res)],
+                        lambda: F.gelu(a.float() @ b.float() + bias.float()) + res.float())
+    if op.startswith("matmul_bias_gelu"):
         bias = rand(n)
+        form = "tanh" if op.endswith("_tanh") else "none"
         return Workload({1: a, 2: b, 3: bias, 9: y},
-                        [("torch matmul+add+gelu", lambda: F.gelu(a @ b + bias)),
-                         ("cuBLASLt bias+gelu epilogue",
+                        [(f"torch matmul+add+gelu{'(tanh)' if form == 'tanh' else ''}",
+                          lambda: F.gelu(a @ b + bias, approximate=form)),
+                         ("cuBLASLt bias+gelu(tanh) epilogue",
                           lambda: torch._addmm_activation(bias, a, b, use_gelu=True))],
-                        lambda: F.gelu(a.float() @ b.float() + bias.float()))
+                        lambda: F.gelu(a.float() @ b.float() + bias.float(), approximate=form))
     return Workload({1: a, 2: b, 9: y}, [("torch matmul (cuBLAS)", lambda: a @ b)],
                     lambda: a.float() @ b.float())
 
