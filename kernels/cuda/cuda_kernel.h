@@ -519,12 +519,37 @@ typedef struct cdnn_cuda_softmax_params {
  * cdnn_cuda_reduce_rows_NAME, CDNN_CUDA_REDUCE_ROWS_CONFIGS' X(NAME, G, R):
  * G threads a row (a warp or whole warps), R rows a block, 16-byte loads
  * where a row is contiguous and 16-byte aligned (elsewhere one element a
- * load: a reduced leading axis, rows adjacent in memory, is slow).
+ * load: a reduced leading axis, rows adjacent in memory, is slow on them;
+ * the column kernels below read it).
  *
  * Launch: min(ceil(rows / R), 2^31 - 1) blocks (at least 1) of G * R
  * threads, no dynamic shared memory; each block's groups go on to the rows
  * a grid further.
  * The handler guarantees: rows, cols >= 0, a valid mode and types.
+ *
+ * The column kernels, cdnn_cuda_reduce_columns_NAME (CDNN_CUDA_REDUCE_
+ * COLUMNS_CONFIGS' X(NAME, W, L, B)), are for rows adjacent in x (a reduced
+ * leading axis: x_row_stride 1; they take any layout, one element a load)
+ * and take cdnn_cuda_reduce_columns_params_t.  Each thread owns
+ * CDNN_CUDA_REDUCE_COLUMNS_PER_THREAD(x_type) adjacent outputs (one 16-byte
+ * load a reduced index where x's rows are adjacent, x is 16-byte aligned
+ * and its col stride whole 16-byte pieces; else one element a load), a warp the CDNN_CUDA_REDUCE_COLUMNS_WIDTH(x_type) outputs
+ * of a column group, and the W warps of a block split the reduced
+ * indices of one split (j = first + warp, first + warp + W, ...) and
+ * combine through shared memory.  Two passes:
+ *   - combine 0: grid (ceil(rows / WIDTH), splits), W * 32 threads; block
+ *     (g, s) reduces column group g over the reduced indices [s *
+ *     split_cols, (s + 1) * split_cols) of cols.  With splits 1 it writes
+ *     y, finished (the mean divided, the norm's root taken); otherwise
+ *     the f32 partial results of mode's accumulator to partials[s * rows +
+ *     r], and
+ *   - combine 1 (only when splits > 1): grid ceil(rows / 32), W * 32
+ *     threads; block b's lane l takes output 32 b + l, warp w the partials
+ *     of splits w, w + W, ..., combined in that order and then over the
+ *     warps in order (deterministic), finished into y.
+ * No dynamic shared memory.  The handler guarantees, beyond the row
+ * kernels' guarantees: 1 <= splits <= 65535, splits * split_cols >= cols,
+ * partials 4-byte aligned with splits * rows floats when splits > 1.
  * ---------------------------------------------------------------------- */
 #define CDNN_CUDA_REDUCE_ADD 0
 #define CDNN_CUDA_REDUCE_MUL 1
@@ -555,6 +580,27 @@ typedef struct cdnn_cuda_reduce_params {
     X(g128r4, 128, 4)                                                                         \
     X(b256, 256, 1)                                                                           \
     X(b1024, 1024, 1)
+
+typedef struct cdnn_cuda_reduce_columns_params {
+    cdnn_cuda_reduce_params_t reduce; /* rows: the outputs; cols: the reduced axis */
+    float *partials;                  /* splits x rows; NULL when splits is 1 */
+    int64_t split_cols;               /* reduced indices a split */
+    int32_t splits;
+    int32_t combine; /* 0: reduce x (y or partials); 1: combine partials into y */
+} cdnn_cuda_reduce_columns_params_t;
+
+/* Adjacent outputs a thread of a column kernel owns: one 16-byte piece of
+ * x; a warp's outputs are 512 contiguous bytes of x a reduced index. */
+#define CDNN_CUDA_REDUCE_COLUMNS_PER_THREAD(x_type) ((x_type) == CDNN_CUDA_F32 ? 4 : 8)
+#define CDNN_CUDA_REDUCE_COLUMNS_WIDTH(x_type) (32 * CDNN_CUDA_REDUCE_COLUMNS_PER_THREAD(x_type))
+
+/* X(NAME, W, L, B): W warps a block splitting the reduced axis, L 16-byte
+ * loads a thread in flight (a turn unrolled L times), B blocks an SM
+ * (__launch_bounds__(W * 32, B): 8 accumulators a thread leave 40 registers
+ * for one load in flight, 48 for two). */
+#define CDNN_CUDA_REDUCE_COLUMNS_CONFIGS(X)                                                     \
+    X(c8, 8, 1, 6)                                                                            \
+    X(c8x2, 8, 2, 5)
 
 /* ------------------------------------------------------------------------
  * "cuda-sdpa-v1": scaled dot-product attention
@@ -810,6 +856,8 @@ CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_pointwise_params_t) == 456, "pointwise 
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_norm_params_t) == 120, "norm params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_softmax_params_t) == 80, "softmax params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_reduce_params_t) == 72, "reduce params layout");
+CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_reduce_columns_params_t) == 96,
+                        "reduce columns params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_sdpa_params_t) == 256, "sdpa params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_params_t) == 280, "conv params layout");
 CDNN_CUDA_STATIC_ASSERT(sizeof(cdnn_cuda_conv_tma_params_t) == 768, "conv tma params layout");

@@ -1,6 +1,8 @@
 // reduce.cu -- "cuda-reduce-v1" (cuda_kernel.h): one value a row of x, each
-// element read once.  The mode is a template parameter, chosen once a
-// launch, so that each accumulation loop is only loads and one operation.
+// element read once: the row kernels read along a row, the column kernels
+// across adjacent rows (a reduced leading axis).  The mode is a template
+// parameter, chosen once a launch, so that each accumulation loop is only
+// loads and one operation.
 #include "common.cuh"
 
 namespace cdnn {
@@ -117,10 +119,120 @@ __device__ __forceinline__ void reduce_rows(const cdnn_cuda_reduce_params_t &p) 
     }
 }
 
+// ---- the column kernels: a reduced leading axis, outputs adjacent in x ----
+
+// This thread's n (<= 8) adjacent outputs from `first`, each over `turns`
+// reduced indices from `begin`, `step` apart, into acc: a 16-byte load a
+// turn (Loads turns unrolled, their loads in flight together) where x's
+// rows are adjacent and the thread's piece whole and aligned, else one
+// element a load.
+template <int Mode, int Loads>
+__device__ __forceinline__ void column_part(const cdnn_cuda_reduce_params_t &p, int64_t first,
+                                            int n, int64_t begin, int64_t turns, int step,
+                                            float (&acc)[8]) {
+    using R = Reduction<Mode>;
+    const int per = CDNN_CUDA_REDUCE_COLUMNS_PER_THREAD(p.x_type);
+    const int64_t bytes = element_bytes(p.x_type);
+    const char *x = static_cast<const char *>(p.x);
+    if (n == per && p.x_row_stride == 1 && aligned16(x) && (p.x_col_stride * bytes) % 16 == 0) {
+        // first is a multiple of per: its piece starts on 16 bytes.
+        const int64_t pitch = p.x_col_stride * bytes / 16, stride = step * pitch;
+        const uint4 *piece = reinterpret_cast<const uint4 *>(x + first * bytes) + begin * pitch;
+#pragma unroll Loads
+        for (int64_t t = 0; t < turns; ++t, piece += stride) {
+            float values[8];
+            unpack16(__ldg(piece), p.x_type, values);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) // constant indices keep acc[] in registers
+                if (e < per)
+                    acc[e] = R::add(acc[e], values[e]);
+        }
+        return;
+    }
+    const int64_t stride = step * p.x_col_stride;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+        if (e >= n)
+            break;
+        int64_t at = (first + e) * p.x_row_stride + begin * p.x_col_stride;
+        for (int64_t t = 0; t < turns; ++t, at += stride)
+            acc[e] = R::add(acc[e], load_as_f32(x, at, p.x_type));
+    }
+}
+
+// Block (g, s): column group g's outputs over split s of the reduced axis,
+// each warp a W-th of the split's indices, the warps' results combined in
+// order through shared memory; y finished when the split is the whole
+// axis, else the partial results.
+template <int Mode, int W, int Loads>
+__device__ __forceinline__ void reduce_columns(const cdnn_cuda_reduce_columns_params_t &c,
+                                               float4 (&by_warp)[W][64]) {
+    using R = Reduction<Mode>;
+    const cdnn_cuda_reduce_params_t &p = c.reduce;
+    const int per = CDNN_CUDA_REDUCE_COLUMNS_PER_THREAD(p.x_type);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t group_first = int64_t(blockIdx.x) * 32 * per, first = group_first + lane * per;
+    const int64_t left = p.rows - first;
+    const int n = left <= 0 ? 0 : left < per ? int(left) : per;
+    // This warp's reduced indices: begin, begin + W, ... < end.
+    const int64_t begin = int64_t(blockIdx.y) * c.split_cols + warp;
+    const int64_t split_end = int64_t(blockIdx.y + 1) * c.split_cols;
+    const int64_t end = split_end < p.cols ? split_end : p.cols;
+    const int64_t turns = end > begin ? (end - begin + W - 1) / W : 0;
+    float acc[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+        acc[e] = R::identity();
+    column_part<Mode, Loads>(p, first, n, begin, turns, W, acc);
+
+#pragma unroll
+    for (int k = 0; k < 2; ++k)
+        if (4 * k < per)
+            by_warp[warp][lane * per / 4 + k] =
+                make_float4(acc[4 * k], acc[4 * k + 1], acc[4 * k + 2], acc[4 * k + 3]);
+    __syncthreads();
+    for (int i = threadIdx.x; i < 32 * per; i += W * 32) {
+        float v = R::identity();
+        for (int w = 0; w < W; ++w)
+            v = R::combine(v, reinterpret_cast<const float *>(by_warp[w])[i]);
+        const int64_t r = group_first + i;
+        if (r >= p.rows)
+            continue;
+        if (c.splits == 1)
+            store_from_f32(p.y, r * p.y_row_stride, p.y_type, R::finish(v, p.cols));
+        else
+            c.partials[blockIdx.y * p.rows + r] = v;
+    }
+}
+
+// Block b: outputs 32 b.. (a lane each), warp w combining the partial
+// results of splits w, w + W, ..., then the warps' in order, finished.
+template <int Mode, int W>
+__device__ __forceinline__ void combine_columns(const cdnn_cuda_reduce_columns_params_t &c,
+                                                float (&by_warp)[W][32]) {
+    using R = Reduction<Mode>;
+    const cdnn_cuda_reduce_params_t &p = c.reduce;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t r = int64_t(blockIdx.x) * 32 + lane;
+    float v = R::identity();
+    if (r < p.rows)
+#pragma unroll 4
+        for (int s = warp; s < c.splits; s += W)
+            v = R::combine(v, c.partials[s * p.rows + r]);
+    by_warp[warp][lane] = v;
+    __syncthreads();
+    if (warp != 0 || r >= p.rows)
+        return;
+    float total = R::identity();
+    for (int w = 0; w < W; ++w)
+        total = R::combine(total, by_warp[w][lane]);
+    store_from_f32(p.y, r * p.y_row_stride, p.y_type, R::finish(total, p.cols));
+}
+
 // The mode, from the launch's parameters, as a template argument.
-template <template <int> class Body>
-__device__ __forceinline__ void by_mode(const cdnn_cuda_reduce_params_t &p) {
-    switch (p.mode) {
+template <template <int> class Body, class Params>
+__device__ __forceinline__ void by_mode(int32_t mode, const Params &p) {
+    switch (mode) {
     case CDNN_CUDA_REDUCE_MUL: Body<CDNN_CUDA_REDUCE_MUL>::run(p); break;
     case CDNN_CUDA_REDUCE_MIN: Body<CDNN_CUDA_REDUCE_MIN>::run(p); break;
     case CDNN_CUDA_REDUCE_MAX: Body<CDNN_CUDA_REDUCE_MAX>::run(p); break;
@@ -138,6 +250,34 @@ struct RowsBody {
     struct Of {
         __device__ __forceinline__ static void run(const cdnn_cuda_reduce_params_t &p) {
             reduce_rows<Mode, G, R>(p);
+        }
+    };
+};
+
+// The column kernels' shared memory: a warp's 32 * per values as its lanes
+// hold them (reducing), or its 32 (combining).  The kernel declares it, once
+// for every mode (a __shared__ in each mode's body would be eight).
+template <int W>
+union ColumnsShared {
+    float4 reducing[W][64];
+    float combining[W][32];
+};
+
+template <int W>
+struct ColumnsLaunch {
+    const cdnn_cuda_reduce_columns_params_t &params;
+    ColumnsShared<W> &shared;
+};
+
+template <int W, int Loads>
+struct ColumnsBody {
+    template <int Mode>
+    struct Of {
+        __device__ __forceinline__ static void run(const ColumnsLaunch<W> &l) {
+            if (l.params.combine)
+                combine_columns<Mode, W>(l.params, l.shared.combining);
+            else
+                reduce_columns<Mode, W, Loads>(l.params, l.shared.reducing);
         }
     };
 };
@@ -160,7 +300,17 @@ struct RowsBody {
     extern "C" __global__ void __launch_bounds__(                                              \
         G * R, ((G) == 32 ? CDNN_REDUCE_WARP_SM_THREADS : 1536) / (G * R))                     \
         cdnn_cuda_reduce_rows_##NAME(const __grid_constant__ cdnn_cuda_reduce_params_t params) { \
-        cdnn::by_mode<cdnn::RowsBody<G, R>::template Of>(params);                              \
+        cdnn::by_mode<cdnn::RowsBody<G, R>::template Of>(params.mode, params);                 \
     }
 CDNN_CUDA_REDUCE_ROWS_CONFIGS(CDNN_REDUCE_ROWS)
 #undef CDNN_REDUCE_ROWS
+
+#define CDNN_REDUCE_COLUMNS(NAME, W, L, B)                                                     \
+    extern "C" __global__ void __launch_bounds__(W * 32, B) cdnn_cuda_reduce_columns_##NAME(  \
+        const __grid_constant__ cdnn_cuda_reduce_columns_params_t params) {                    \
+        __shared__ cdnn::ColumnsShared<W> shared;                                              \
+        cdnn::by_mode<cdnn::ColumnsBody<W, L>::template Of>(                                   \
+            params.reduce.mode, cdnn::ColumnsLaunch<W>{params, shared});                       \
+    }
+CDNN_CUDA_REDUCE_COLUMNS_CONFIGS(CDNN_REDUCE_COLUMNS)
+#undef CDNN_REDUCE_COLUMNS

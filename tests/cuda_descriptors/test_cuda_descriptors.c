@@ -437,6 +437,15 @@ static void make_truths(void)
     exact(t, "threads", (long)(g) * (r));
     CDNN_CUDA_REDUCE_ROWS_CONFIGS(REDUCE_ROWS)
 #undef REDUCE_ROWS
+    /* The column kernels: W warps a block, B blocks an SM (their
+     * __launch_bounds__, which the handler's splits fill one wave of). */
+#define REDUCE_COLUMNS(name, w, loads, b)                                                      \
+    t = new_truth("cuda-reduce-v1", "reduce", "cdnn_cuda_reduce_columns_" #name);             \
+    exact(t, "columns", 1);                                                                    \
+    exact(t, "threads", 32L * (w));                                                            \
+    exact(t, "blocks_per_sm", b);
+    CDNN_CUDA_REDUCE_COLUMNS_CONFIGS(REDUCE_COLUMNS)
+#undef REDUCE_COLUMNS
     /* One warp per query row, ROWS_PER_BLOCK rows a block, key tiles of
      * KEYS_PER_TILE; smem depends on the head sizes (the handler computes
      * CDNN_CUDA_SDPA_SMEM), so a fixed smem in metadata would be a lie. */

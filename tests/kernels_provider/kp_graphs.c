@@ -230,12 +230,33 @@ static cdnn_graph_t *norm2_first_bf16(const void *spec)
     return reduction(CDNN_REDUCE_NORM2, CDNN_DATA_TYPE_BF16, CDNN_DATA_TYPE_BF16, 2, x, y);
 }
 
+/* Over a first dim long enough that the CUDA column kernels split it over
+ * blocks (partial results in their workspace). */
+static cdnn_graph_t *sum_long_first(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {2000, 70}, y[] = {1, 70};
+    return reduction(CDNN_REDUCE_ADD, CDNN_DATA_TYPE_F32, CDNN_DATA_TYPE_F32, 2, x, y);
+}
+
+/* Over the first of three dims: the other two fold into one run of outputs. */
+static cdnn_graph_t *average_first_of_three_f16(const void *spec)
+{
+    (void)spec;
+    const int64_t x[] = {64, 5, 40}, y[] = {1, 5, 40};
+    return reduction(CDNN_REDUCE_AVG, CDNN_DATA_TYPE_F16, CDNN_DATA_TYPE_F32, 3, x, y);
+}
+
+/* The leading-axis cases last (kp_reduction_leading_axis_cases of them). */
 const kp_graph_case_t kp_reduction_cases[] = {
     {"sum over the last dim", sum_last},
     {"max over a middle dim", max_middle},
     {"f16 average over two dims", average_two_dims_f16},
     {"bf16 norm2 over the first dim", norm2_first_bf16},
+    {"f32 sum over a long first dim", sum_long_first},
+    {"f16 average over the first of three dims", average_first_of_three_f16},
 };
+const int kp_reduction_leading_axis_cases = 3;
 
 /* ---- softmax ------------------------------------------------------------------------------ */
 

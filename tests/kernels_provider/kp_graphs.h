@@ -28,9 +28,12 @@ extern const kp_graph_case_t kp_norm_cases[];
 extern const int kp_norm_case_count;
 
 /* A sum over the last dim, a max over a middle one, an f16 average over
- * two dims into f32, a bf16 norm2 over the first. */
+ * two dims into f32, a bf16 norm2 over the first, an f32 sum over a first
+ * dim of 2000, an f16 average over the first of three dims into f32. */
 extern const kp_graph_case_t kp_reduction_cases[];
 extern const int kp_reduction_case_count;
+/* The last of kp_reduction_cases, which reduce a leading axis. */
+extern const int kp_reduction_leading_axis_cases;
 
 /* Softmax and log-softmax: short rows and rows of 5000 (longer than the
  * host's buffered kernel keeps), f32/f16/bf16, over the last, a middle and

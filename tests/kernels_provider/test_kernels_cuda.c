@@ -77,8 +77,11 @@
 #define SOFTMAX_ENGINE "kernels:softmax_cuda"
 #define REDUCE_ENGINE "kernels:reduce_cuda"
 /* The reduction kernels: cuda_kernel.h's configurations (reduce_kinds). */
-#define REDUCE_KINDS (0 CDNN_CUDA_REDUCE_ROWS_CONFIGS(REDUCE_COUNT_ONE))
+#define REDUCE_ROW_KINDS (0 CDNN_CUDA_REDUCE_ROWS_CONFIGS(REDUCE_COUNT_ONE))
+#define REDUCE_COLUMN_KINDS (0 CDNN_CUDA_REDUCE_COLUMNS_CONFIGS(REDUCE_COUNT_COLUMNS))
+#define REDUCE_KINDS (REDUCE_ROW_KINDS + REDUCE_COLUMN_KINDS)
 #define REDUCE_COUNT_ONE(name, g, r) + 1
+#define REDUCE_COUNT_COLUMNS(name, w, loads, b) + 1
 
 static const char *object_dir;
 static const sdk_cuda_t *cu;
@@ -539,12 +542,13 @@ static void test_cuda_softmax_round_trips(void **state)
 /* Every reduction case on the default and on every reduction kernel that
  * this device runs (knob k is reduce_kinds[k - 1] on sm_90a).  All but the
  * max over a middle dim, whose rows fold into no one stride, build by
- * default. */
+ * default; the column kernels build for the cases over a leading axis
+ * (kp_reduction_leading_axis_cases of them) and refuse the others. */
 static void test_cuda_reduction_round_trips(void **state)
 {
     (void)state;
     const char *knob = "kernels.reduce_cuda.candidate";
-    int by_default = 0;
+    int by_default = 0, on_columns = 0;
     for (int i = 0; i < kp_reduction_case_count; i++) {
         const kp_graph_case_t *c = &kp_reduction_cases[i];
         for (int64_t candidate = 0; candidate <= REDUCE_KINDS; candidate++) {
@@ -553,9 +557,11 @@ static void test_cuda_reduction_round_trips(void **state)
                 continue;
             round_trip_graph(c->make, NULL, c->label, REDUCE_ENGINE, knob, candidate);
             by_default += candidate == 0;
+            on_columns += candidate > REDUCE_ROW_KINDS;
         }
     }
     assert_int_equal(by_default, kp_reduction_case_count - 1);
+    assert_int_equal(on_columns, kp_reduction_leading_axis_cases * REDUCE_COLUMN_KINDS);
 }
 
 static void test_cuda_round_trips(void **state)
@@ -924,33 +930,41 @@ static void write_softmax_pack(const char *path)
         kp_bytes_free(&code[t]);
 }
 
-/* The reduction kernels of cuda_kernel.h, as a pack describes them. */
+/* The reduction kernels of cuda_kernel.h, as a pack describes them: the
+ * row kernels' rows_per_block and threads, the column kernels' blocks_per_sm,
+ * columns=1 and threads (keys in the pack's sorted order). */
 typedef struct reduce_kind {
     const char *name;
-    int rows_per_block, threads;
+    int keys;
+    const char *key[3];
+    int value[3];
 } reduce_kind_t;
 
-#define REDUCE_ROWS(name, g, r) {"rows_" #name, r, (g) * (r)},
-static const reduce_kind_t reduce_kinds[] = {CDNN_CUDA_REDUCE_ROWS_CONFIGS(REDUCE_ROWS)};
+#define REDUCE_ROWS(name, g, r) {"rows_" #name, 2, {"rows_per_block", "threads"}, {r, (g) * (r)}},
+#define REDUCE_COLUMNS(name, w, loads, b)                                                      \
+    {"columns_" #name, 3, {"blocks_per_sm", "columns", "threads"}, {b, 1, 32 * (w)}},
+static const reduce_kind_t reduce_kinds[] = {CDNN_CUDA_REDUCE_ROWS_CONFIGS(REDUCE_ROWS)
+                                                 CDNN_CUDA_REDUCE_COLUMNS_CONFIGS(REDUCE_COLUMNS)};
 #undef REDUCE_ROWS
+#undef REDUCE_COLUMNS
 
 /* A pack of the reduction kernels, every kind in every target, the sm_90a
  * ones first: reduce_<kind>_<target>. */
 static void write_reduce_pack(const char *path)
 {
     static char id[3 * REDUCE_KINDS][40], symbol[REDUCE_KINDS][40];
-    static char values[REDUCE_KINDS][2][12];
-    static sdk_kpack_kv_t metadata[REDUCE_KINDS][2]; /* keys in the pack's (sorted) order */
+    static char values[REDUCE_KINDS][3][12];
+    static sdk_kpack_kv_t metadata[REDUCE_KINDS][3];
     sdk_kpack_spec_kernel_t kernels[3 * REDUCE_KINDS];
     const char *ids[3 * REDUCE_KINDS];
     kp_bytes_t code[3];
     for (int w = 0; w < REDUCE_KINDS; w++) {
         const reduce_kind_t *k = &reduce_kinds[w];
         snprintf(symbol[w], sizeof symbol[w], "cdnn_cuda_reduce_%s", k->name);
-        snprintf(values[w][0], sizeof values[w][0], "%d", k->rows_per_block);
-        snprintf(values[w][1], sizeof values[w][1], "%d", k->threads);
-        metadata[w][0] = (sdk_kpack_kv_t){"rows_per_block", values[w][0]};
-        metadata[w][1] = (sdk_kpack_kv_t){"threads", values[w][1]};
+        for (int i = 0; i < k->keys; i++) {
+            snprintf(values[w][i], sizeof values[w][i], "%d", k->value[i]);
+            metadata[w][i] = (sdk_kpack_kv_t){k->key[i], values[w][i]};
+        }
     }
     for (int t = 0; t < 3; t++) {
         code[t] = read_object("reduce", targets[t]);
@@ -958,8 +972,8 @@ static void write_reduce_pack(const char *path)
             int i = REDUCE_KINDS * t + w;
             snprintf(id[i], sizeof id[i], "reduce_%s_%s", reduce_kinds[w].name, targets[t]);
             kernels[i] = (sdk_kpack_spec_kernel_t){
-                id[i], symbol[w], targets[t], "cuda-reduce-v1", code[t].data, code[t].size, 2,
-                metadata[w]};
+                id[i], symbol[w], targets[t], "cuda-reduce-v1", code[t].data, code[t].size,
+                reduce_kinds[w].keys, metadata[w]};
             ids[i] = id[i];
         }
     }
