@@ -252,7 +252,8 @@ typedef struct cdnn_cuda_matmul_tma_params {
  * batch}, box {64, 64, 1}, the 128-byte swizzle (matmul_tma.h encodes
  * it).  They take C f16 or bf16, row-major (c_col_stride 1), n and its
  * row and batch strides multiples of 8 elements (the copy engine clips a
- * store only to 16 bytes), 16-byte aligned, and no residual
+ * store only to 16 bytes), 16-byte aligned; a residual, if any, f16 or
+ * bf16, row-major with even row and batch strides, 4-byte aligned
  * (cdnn_cuda_matmul_tma_store_refusal).  Launch: as the wgmma kernels; no
  * clusters.  X(tile_m, tile_n, stages, slots) */
 #define CDNN_CUDA_MATMUL_WGMMA_STORE_CONFIGS(X) \

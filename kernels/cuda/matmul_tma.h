@@ -116,7 +116,8 @@ static inline int cdnn_cuda_matmul_tma_encode(cdnn_cuda_matmul_tma_params_t *t, 
  * NULL if the TMA-store kernels (cdnn_cuda_matmul_wgmma_store_*) can run p,
  * else why not: those of cdnn_cuda_matmul_tma_refusal, and C must be f16
  * or bf16, row-major, n a multiple of 8, with row and batch strides that
- * TMA takes, 16-byte aligned (check_pointers 1), without a residual.
+ * TMA takes, 16-byte aligned (check_pointers 1); a residual f16 or bf16,
+ * row-major with even strides, 4-byte aligned.
  */
 static inline const char *cdnn_cuda_matmul_tma_store_refusal(const cdnn_cuda_matmul_params_t *p,
                                                               int check_pointers)
@@ -126,8 +127,15 @@ static inline const char *cdnn_cuda_matmul_tma_store_refusal(const cdnn_cuda_mat
         return why;
     if (p->c_type != CDNN_CUDA_F16 && p->c_type != CDNN_CUDA_BF16)
         return "the TMA-store kernels store c as f16 or bf16";
-    if (p->residual)
-        return "the TMA-store kernels add no residual";
+    if (p->residual && p->res_type != CDNN_CUDA_F16 && p->res_type != CDNN_CUDA_BF16)
+        return "the TMA-store kernels add a residual of f16 or bf16";
+    /* Each thread reads a pair of adjacent columns as one word. */
+    if (p->residual && (p->res_col_stride != 1 || p->res_row_stride % 2 != 0 ||
+                        p->res_batch_stride % 2 != 0))
+        return "the TMA-store kernels read the residual row-major with an even row and batch "
+               "stride";
+    if (check_pointers && p->residual && ((uintptr_t)p->residual & 3) != 0)
+        return "the TMA-store kernels need the residual at a 4-byte aligned address";
     /* The copy engine clips a store's innermost dimension only to 16 bytes
      * (seen on the H200 with the convolution's y, bench/gpu/notes/conv.md
      * v4), so columns past n up to the next 8 would be written. */

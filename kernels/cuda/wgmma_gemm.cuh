@@ -19,7 +19,7 @@
 //     before; at the end it applies the epilogue from its registers --
 //     through per-warp buffers and its own stores (gemm_kernel), or into
 //     shared-memory boxes that one thread stores by TMA (consume_store, for
-//     16-bit row-major C without a residual).
+//     16-bit row-major C; a 16-bit residual read from global memory).
 // The producer gives its registers to the consumers (setmaxnreg): a
 // consumer holds up to 128 f32 accumulators.
 // With Cluster 2 (matmul_wgmma.cu's "_c2" kernels) two blocks of a
@@ -513,16 +513,54 @@ __device__ __forceinline__ void consume(const cdnn_cuda_matmul_params_t &p, cons
 // (wait_group.read), so up to Slots stores are in flight.
 constexpr int kBoxBytes = 64 * 64 * 2;
 
+// The residual at this lane's elements of the 64 x 64 box of C at (m0,
+// n0), in stage_box's order: for each 8-column block jj, the pair of
+// columns of row 16 w + l / 4 (res[2 jj]) and of the row 8 below (res[2 jj
+// + 1]), two 16-bit values a word (0 past C).  Contiguous pairs of a row
+// read as one word (cdnn_cuda_matmul_tma_store_refusal: an even pitch, a
+// 4-byte aligned base); a warp's 8 loads of a row, over jj, cover its 128
+// bytes.  Issued before the box's barrier, so that their latency hides
+// behind it and the activations.
+__device__ __forceinline__ void load_box_residual(const cdnn_cuda_matmul_params_t &p,
+                                                  int64_t batch, int64_t m0, int64_t n0,
+                                                  uint32_t (&res)[16]) {
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
+    const int64_t row = m0 + 16 * warp + lane / 4, col = n0 + 2 * (lane % 4);
+    const uint16_t *base = static_cast<const uint16_t *>(p.residual) + batch * p.res_batch_stride;
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {
+#pragma unroll
+        for (int below = 0; below < 2; ++below) {
+            const int64_t r = row + 8 * below, c = col + 8 * jj;
+            res[2 * jj + below] =
+                r < p.m && c < p.n
+                    ? __ldg(reinterpret_cast<const unsigned int *>(base + r * p.res_row_stride + c))
+                    : 0u;
+        }
+    }
+}
+
+// The two 16-bit values of a residual word, as f32 (lo: the lower column).
+__device__ __forceinline__ float2 unpack_pair(uint32_t word, bool bf16) {
+    if (bf16)
+        return make_float2(__uint_as_float(word << 16), __uint_as_float(word & 0xffff0000u));
+    return make_float2(__half2float(__ushort_as_half(static_cast<unsigned short>(word))),
+                       __half2float(__ushort_as_half(static_cast<unsigned short>(word >> 16))));
+}
+
 // This lane's accumulators of 64-column box `box` of a 64 x TileN block,
 // plus the bias (`bias` as load_lane_bias loads it; a lane's own columns'
-// come from their lanes by shuffles) and through the activation, packed
-// to 16 bits into the box at buf: row r of 128 bytes with its 16-byte
-// chunk c at c ^ (r % 8) -- the map's 128-byte swizzle, and conflict-free
-// (a warp's 8 lane quads write 8 different chunks of 8 rows).
+// come from their lanes by shuffles), through the activation and plus the
+// residual (where `residual`: load_box_residual's words in `res`, of type
+// res_bf16 ? bf16 : f16), packed to 16 bits into the box at buf: row r of
+// 128 bytes with its 16-byte chunk c at c ^ (r % 8) -- the map's 128-byte
+// swizzle, and conflict-free (a warp's 8 lane quads write 8 different
+// chunks of 8 rows).
 template <int TileN, int Act, bool Bias>
 __device__ __forceinline__ void stage_box(const float (&acc)[TileN / 2],
                                           const float (&bias)[TileN / kChunkCols], int box,
-                                          bool bf16, uint32_t buf) {
+                                          bool bf16, bool residual, const uint32_t (&res)[16],
+                                          bool res_bf16, uint32_t buf) {
     const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
     const int row = 16 * warp + lane / 4, c = 2 * (lane % 4); // and row + 8: the same phase
 #pragma unroll
@@ -534,8 +572,16 @@ __device__ __forceinline__ void stage_box(const float (&acc)[TileN / 2],
             const float b1 = __shfl_sync(0xffffffffu, bias[j / 4], 8 * (j % 4) + c + 1);
             x[0] += b0, x[1] += b1, x[2] += b0, x[3] += b1;
         }
-        const uint32_t top = pack_pair(activate(x[0], Act), activate(x[1], Act), bf16);
-        const uint32_t bottom = pack_pair(activate(x[2], Act), activate(x[3], Act), bf16);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            x[e] = activate(x[e], Act);
+        if (residual) {
+            const float2 r_top = unpack_pair(res[2 * jj], res_bf16);
+            const float2 r_bottom = unpack_pair(res[2 * jj + 1], res_bf16);
+            x[0] += r_top.x, x[1] += r_top.y, x[2] += r_bottom.x, x[3] += r_bottom.y;
+        }
+        const uint32_t top = pack_pair(x[0], x[1], bf16);
+        const uint32_t bottom = pack_pair(x[2], x[3], bf16);
         const uint32_t at = buf + row * 128 + ((jj ^ (row % 8)) * 16) + 4 * (lane % 4);
         asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(at), "r"(top) : "memory");
         asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(at + 8 * 128), "r"(bottom) : "memory");
@@ -554,6 +600,7 @@ __device__ __forceinline__ void store_tile(const cdnn_cuda_matmul_params_t &p,
                                            const float (&bias)[TileN / kChunkCols],
                                            uint32_t buffers, uint32_t &boxes) {
     const bool leader = threadIdx.x % 128 == 0, bf16 = p.c_type == CDNN_CUDA_BF16;
+    const bool res_bf16 = p.res_type == CDNN_CUDA_BF16;
 #pragma unroll
     for (int st = 0; st < SubTiles; ++st) {
         const int64_t m0 = tile.m0 + row0 + 64 * st;
@@ -564,10 +611,14 @@ __device__ __forceinline__ void store_tile(const cdnn_cuda_matmul_params_t &p,
                 continue;
             const uint32_t buf = buffers + (boxes % Slots) * kBoxBytes;
             ++boxes;
+            uint32_t res[16];
+            if (p.residual)
+                load_box_residual(p, tile.batch, m0, n0, res);
             if (leader)
                 bulk_wait_read<Slots - 1>(); // the store that last used buf has read it
             consumer_sync(consumer);
-            stage_box<TileN, Act, Bias>(acc[st], bias, box, bf16, buf);
+            stage_box<TileN, Act, Bias>(acc[st], bias, box, bf16, p.residual != nullptr, res,
+                                        res_bf16, buf);
             fence_async_shared(); // the copy engine reads what these threads wrote
             consumer_sync(consumer);
             if (leader) {
@@ -579,8 +630,8 @@ __device__ __forceinline__ void store_tile(const cdnn_cuda_matmul_params_t &p,
 }
 
 // A consumer warpgroup of the TMA-store kernels: tile_k_loop, then
-// store_tile with the activation fixed at compile time.  No residual (the
-// launcher refuses it) and no clusters.
+// store_tile with the activation fixed at compile time (the residual, a
+// uniform branch, at run time).  No clusters.
 template <int DType, int TileM, int TileN, int Stages, int Slots, bool BKContiguous>
 __device__ __forceinline__ void consume_store(const cdnn_cuda_matmul_params_t &p,
                                               const cdnn_cuda_tensor_map_t *c_map,

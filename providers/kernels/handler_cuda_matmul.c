@@ -27,8 +27,9 @@
  * and at run no more blocks than the device has multiprocessors.
  * Those whose metadata also says epilogue=tma_store store C by TMA from
  * shared memory and take cdnn_cuda_matmul_tma_store_params_t (a third map,
- * of C); they refuse what cdnn_cuda_matmul_tma_store_refusal refuses (a
- * residual, C not 16-bit row-major, n not a multiple of 8).  Their values
+ * of C); they refuse what cdnn_cuda_matmul_tma_store_refusal refuses (C
+ * not 16-bit row-major, n not a multiple of 8, a residual not 16-bit
+ * row-major with even strides).  Their values
  * end with TMA_STORE_MARK.
  *
  * Kernels whose metadata has split_k = S (the small-m ones,

@@ -273,8 +273,9 @@ void test_matmul_f32(test_state_t *state, sdk_cu_module module) {
  * deeper than the small-m TMA kernels' rings too); C is packed,
  * pitched by an odd amount (no pair stores) or by a multiple of 8; every
  * output type, activation, bias and residual as above.  The TMA-store
- * kernels take a 16-bit C with n and its pitch multiples of 8 and no
- * residual: their cases are those, the others must be refused. */
+ * kernels take a 16-bit C with n and its pitch multiples of 8 and a
+ * row-major 16-bit residual (packed or pitched by 2, on cases i % 3 != 1):
+ * their cases are those, the others must be refused. */
 static const mm_shape_t tma_shapes[] = {
     {1, 1, 1, 1},       {1, 17, 33, 7},     {1, 64, 64, 64},     {1, 127, 129, 65},
     {2, 100, 72, 40},   {3, 37, 45, 61},    {1, 300, 200, 1000}, {1, 129, 257, 96},
@@ -319,6 +320,15 @@ static void tma_prepare(const gpu_t *gpu, rng_t *rng, const mm_kernel_t *kernel,
         p->bias_stride = i % 2 ? 1 : 3;
         r->bias = tensor_random(gpu, rng, p->bias_type, span_of(1, 1, s->n, 0, 0, p->bias_stride), -1, 1);
         p->bias = (const void *)(uintptr_t)r->bias.device;
+    }
+    if (kernel->store && i % 3 != 1) {
+        p->res_type = i % 4 == 3 ? CDNN_CUDA_F16 : CDNN_CUDA_BF16;
+        p->res_row_stride = s->n + (i % 2) * 2, p->res_col_stride = 1;
+        p->res_batch_stride = s->m * p->res_row_stride;
+        r->res = tensor_random(gpu, rng, p->res_type,
+                               span_of(s->batch, s->m, s->n, p->res_batch_stride,
+                                       p->res_row_stride, 1), -1, 1);
+        p->residual = (const void *)(uintptr_t)r->res.device;
     }
     if (i % 2 == 1 && !kernel->store) {
         /* row-major residual on odd cases of 4, transposed on the others */
@@ -385,7 +395,7 @@ void test_matmul_wgmma(test_state_t *state, sdk_cu_module module) {
                                      .a_col_stride = 1, .b_row_stride = 8, .b_col_stride = 1,
                                      .a_type = CDNN_CUDA_BF16, .b_type = CDNN_CUDA_BF16};
     check_t refusals = {0};
-    refusals.compared = 6;
+    refusals.compared = 10;
     if (!cdnn_cuda_matmul_tma_refusal(&odd, 0)) /* a's pitch of 24 bytes */
         refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "pitch 12 taken");
     odd.a_row_stride = 16, odd.a_col_stride = 2;
@@ -395,17 +405,31 @@ void test_matmul_wgmma(test_state_t *state, sdk_cu_module module) {
     if (!cdnn_cuda_matmul_tma_refusal(&odd, 1)) /* a at 8 bytes past 16 */
         refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "misaligned a taken");
     /* ... and layouts the TMA-store kernels cannot take (odd is now fine for
-     * the others, with a 16-bit C): n not a multiple of 8, a residual. */
+     * the others, with a 16-bit C): n not a multiple of 8, a residual not
+     * 16-bit, not row-major, with an odd pitch or at an odd address. */
     odd.a = NULL, odd.c_type = CDNN_CUDA_BF16, odd.c_row_stride = 8, odd.c_col_stride = 1;
     if (!cdnn_cuda_matmul_tma_store_refusal(&odd, 1)) /* n 4: the engine would write 8 */
         refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "n 4 stored");
-    odd.n = 8, odd.residual = (const void *)(uintptr_t)16;
+    odd.n = 8, odd.residual = (const void *)(uintptr_t)16, odd.res_type = CDNN_CUDA_F32;
+    odd.res_row_stride = 8, odd.res_col_stride = 1;
     if (!cdnn_cuda_matmul_tma_store_refusal(&odd, 1))
-        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "residual stored");
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "f32 residual stored");
+    odd.res_type = CDNN_CUDA_BF16, odd.res_row_stride = 1, odd.res_col_stride = 8;
+    if (!cdnn_cuda_matmul_tma_store_refusal(&odd, 1))
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "column-major residual stored");
+    odd.res_row_stride = 9, odd.res_col_stride = 1;
+    if (!cdnn_cuda_matmul_tma_store_refusal(&odd, 1))
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "residual pitch 9 stored");
+    odd.res_row_stride = 8, odd.residual = (const void *)(uintptr_t)18;
+    if (!cdnn_cuda_matmul_tma_store_refusal(&odd, 1))
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "residual at 18 stored");
+    odd.residual = (const void *)(uintptr_t)16;
+    if (cdnn_cuda_matmul_tma_store_refusal(&odd, 1)) /* the control: taken */
+        refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "bf16 residual refused");
     odd.residual = NULL;
     if (cdnn_cuda_matmul_tma_store_refusal(&odd, 1)) /* the control: taken */
         refusals.bad++, snprintf(refusals.first_bad, sizeof refusals.first_bad, "n 8 refused");
-    test_report(state, "matmul_wgmma refusals", 6, &refusals);
+    test_report(state, "matmul_wgmma refusals", 10, &refusals);
 #define WGMMA_KERNELS(tm, tn, stages)                                                         \
     for (int d = 0; d < 2; ++d) {                                                             \
         mm_kernel_t k = {.ab_type = d ? CDNN_CUDA_BF16 : CDNN_CUDA_F16, .tile_m = tm,          \
