@@ -221,8 +221,13 @@ static void params_layout(const int64_t *v, cdnn_cuda_matmul_params_t *p)
     p->b_col_stride = v[V_B + O_COL_STRIDE];
     p->c_batch_stride = v[V_C + O_BATCH_STRIDE], p->c_row_stride = v[V_C + O_ROW_STRIDE];
     p->c_col_stride = v[V_C + O_COL_STRIDE];
-    if (v[V_RESIDUAL_PRESENT])
+    if (v[V_RESIDUAL_PRESENT]) {
         p->residual = p;
+        p->res_type = (int32_t)v[V_RESIDUAL + O_TYPE];
+        p->res_batch_stride = v[V_RESIDUAL + O_BATCH_STRIDE];
+        p->res_row_stride = v[V_RESIDUAL + O_ROW_STRIDE];
+        p->res_col_stride = v[V_RESIDUAL + O_COL_STRIDE];
+    }
 }
 
 /* Tensor-map kernels: the layout must suit TMA (and the TMA-store
