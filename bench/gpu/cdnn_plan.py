@@ -69,7 +69,11 @@ class Handle:
         self.handle = ctypes.c_void_p()
         check(lib, lib.cdnn_handle_create(ctypes.byref(self.handle), device.encode()),
               f"cdnn_handle_create({device})")
-        check(lib, lib.cdnn_handle_set_stream(self.handle, ctypes.c_void_p(stream)),
+        self.set_stream(stream)
+
+    def set_stream(self, stream):
+        """Executions from now on go on stream (an int)."""
+        check(self.lib, self.lib.cdnn_handle_set_stream(self.handle, ctypes.c_void_p(stream)),
               "cdnn_handle_set_stream")
 
     def close(self):

@@ -43,7 +43,7 @@ import sys
 import tempfile
 
 import cdnn_plan
-from timing import time_interleaved, time_ms
+from timing import batch_for, time_graph_replays, time_interleaved, time_ms
 
 DEVICE = "cuda"
 
@@ -184,8 +184,8 @@ def cycling(fns):
 def measure(torch, handle, row, reps):
     """The saved plan loaded on handle, checked against PyTorch in f32, and
     timed in turn with its peers, each cycling through the same rotation
-    sets: [(name, (ms, call ms))], cdnn's first; the plan's relative error;
-    the number of sets."""
+    sets: [(name, ms, call ms, graph ms or None)], cdnn's first; the plan's
+    relative error; the number of sets."""
     plan = cdnn_plan.LoadedPlan(handle, row["saved"])
     works = rotation_sets(torch, row)
     workspace = torch.empty(max(plan.workspace_bytes, 1), device=DEVICE, dtype=torch.uint8)
@@ -195,11 +195,17 @@ def measure(torch, handle, row, reps):
     runs[0]()
     torch.cuda.synchronize()
     err = relative_error(y, works[0].reference())
-    peers = [cycling([w.peers[i][1] for w in works]) for i in range(len(works[0].peers))]
-    times = time_interleaved(torch, [cycling(runs)] + peers, reps)
+    sides = [cycling(runs)] + [cycling([w.peers[i][1] for w in works])
+                               for i in range(len(works[0].peers))]
+    times = time_interleaved(torch, sides, reps)
+    # The graphs replay the same calls as the back-to-back samples, cycling
+    # through the sets alike, captured after them (a capture does not run).
+    graphs = time_graph_replays(torch, sides, [batch_for(call) for _, call in times], reps,
+                                handle.set_stream)
     plan.close()
     names = ["cdnn"] + [name for name, _ in works[0].peers]
-    return list(zip(names, times)), err, len(works)
+    return [(name, ms, call, graph) for name, (ms, call), graph in zip(names, times, graphs)], \
+        err, len(works)
 
 
 def run_cdnn(binary, reps, save_dir):
@@ -297,29 +303,39 @@ def header(torch, reps, copy):
             "stream",
             f"# ms: CUDA events, medians of {reps} samples taken in turn with the peers' "
             "(cdnn, peer 1, peer 2, ..., cdnn, ...); back to back (executions enqueued "
-            "without waiting); call = the stream drained after each; every side cycles "
-            f"through the row's sets of tensors (sets), which span >= {L2_SPAN}x the L2 cache",
+            "without waiting); call = the stream drained after each; graph = the back-to-back "
+            "batch captured in a CUDA graph and replayed (no host work per call); every side "
+            f"cycles through the row's sets of tensors (sets), which span >= {L2_SPAN}x the L2 "
+            "cache",
             f"# GB/s = compulsory bytes (inputs read once, outputs written once) / ms; "
             f"measured copy (back to back): {copy:.0f} GB/s",
-            "# speed-up = peer ms / cdnn ms; err = worst |y - f64 ref| / tol on samples (<= 1 "
+            "# speed-up = peer ms / cdnn ms (graph x: the same of graph times); err = worst |y - f64 ref| / tol on samples (<= 1 "
             f"passes); rel = ||y - torch f32|| / ||torch f32|| (<= {REL_TOLERANCE:g} passes)",
             f"{'op':16} {'shape':>16} {'cdnn engine/candidate':28} {'built':>8} {'ms':>8} "
-            f"{'call':>8} {'rate':>14} {'of copy':>7} {'err':>6} {'rel':>8} {'sets':>4}  {'peer':28} "
-            f"{'peer ms':>8} {'call':>8} {'speed-up':>8}"]
+            f"{'call':>8} {'graph':>8} {'rate':>14} {'of copy':>7} {'err':>6} {'rel':>8} "
+            f"{'sets':>4}  {'peer':28} {'peer ms':>8} {'call':>8} {'graph':>8} {'speed-up':>8} "
+            f"{'graph x':>8}"]
+
+
+def graph_cell(ms):
+    return f"{ms:8.3f}" if ms is not None else f"{'-':>8}"
 
 
 def row_lines(torch, handle, r, copy, reps):
     """The row's table lines; sets r["rel"]."""
     timings, r["rel"], sets = measure(torch, handle, r, reps)
-    (_, (ms, call)), peer_times = timings[0], timings[1:]
+    (_, ms, call, graph), peer_times = timings[0], timings[1:]
     rate = r["rate"] * r["ms"] / ms
     shape = "x".join(str(d) for d in r["shape"])
     of_copy = f"{100 * rate / copy:6.0f}%" if r["unit"] == "GB/s" else "      -"
     head = (f"{r['op']:16} {shape:>16} {r['engine']:28} {r['ms']:8.3f} {ms:8.3f} {call:8.3f} "
-            f"{rate:8.1f} {r['unit']:8} {of_copy} {r['err']:6.3f} {r['rel']:8.1e} {sets:4}")
+            f"{graph_cell(graph)} {rate:8.1f} {r['unit']:8} {of_copy} {r['err']:6.3f} "
+            f"{r['rel']:8.1e} {sets:4}")
     lines = []
-    for name, (peer_ms, peer_call) in peer_times:
-        lines.append(f"{head}  {name:28} {peer_ms:8.3f} {peer_call:8.3f} {peer_ms / ms:8.2f}")
+    for name, peer_ms, peer_call, peer_graph in peer_times:
+        graph_ratio = f"{peer_graph / graph:8.2f}" if graph and peer_graph else f"{'-':>8}"
+        lines.append(f"{head}  {name:28} {peer_ms:8.3f} {peer_call:8.3f} "
+                     f"{graph_cell(peer_graph)} {peer_ms / ms:8.2f} {graph_ratio}")
         head = " " * len(head)
     torch.cuda.empty_cache()
     return lines or [head]

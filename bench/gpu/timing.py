@@ -6,6 +6,12 @@ stream drained after it: also holds the host's dispatch and launch) and back
 to back (calls enqueued without waiting, at least STREAM_SAMPLE_MS of them a
 sample: the device's own time).
 
+A third clock, graph replay (time_graph_replays), captures each function's
+back-to-back batch in a CUDA graph once and replays it: no host work per
+call at all, so that where the host's dispatch is slower than the device
+(layers of a few tens of us: cuDNN's per-call dispatch has been seen to
+vary 0.015-0.027 ms between runs) the device's own time still shows.
+
 time_interleaved takes its samples of several functions in turn (f0, f1,
 ..., f0, f1, ...): the chip's clock drifts between runs and falls under
 sustained tensor-core load, by as much as the few percent a comparison turns
@@ -41,10 +47,45 @@ def time_interleaved(torch, fns, reps):
         for _ in range(3):
             fn()
     calls = in_turn([1] * len(fns))
-    streams = in_turn([min(MAX_BATCH, math.ceil(STREAM_SAMPLE_MS / c)) for c in calls])
+    streams = in_turn([batch_for(c) for c in calls])
     return list(zip(streams, calls))
+
+
+def batch_for(call_ms):
+    """How many calls of call_ms each make one back-to-back sample."""
+    return min(MAX_BATCH, math.ceil(STREAM_SAMPLE_MS / call_ms))
 
 
 def time_ms(torch, fn, reps):
     """(back-to-back ms, per-call ms) of fn()."""
     return time_interleaved(torch, [fn], reps)[0]
+
+
+def time_graph_replays(torch, fns, batches, reps, on_stream):
+    """Per-call ms of each of fns, from a CUDA graph of batches[i] calls of
+    fns[i] captured once and replayed, the replays sampled in turn.
+    on_stream(stream) is called with the capture stream before each capture
+    and with the current stream after it (for callers that, like a cdnn
+    handle, hold a stream of their own).  None for a function whose capture
+    fails (its error, on stderr)."""
+    import sys
+    graphs = []
+    current = torch.cuda.current_stream()
+    for fn, batch in zip(fns, batches):
+        graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+        try:
+            with torch.cuda.graph(graph, stream=stream):
+                on_stream(stream.cuda_stream)
+                for _ in range(batch):
+                    fn()
+            graphs.append(graph)
+        except RuntimeError as e:  # torch's capture errors, cdnn's CdnnError
+            print(f"graph capture failed: {e}", file=sys.stderr)
+            graphs.append(None)
+        finally:
+            on_stream(current.cuda_stream)
+    torch.cuda.synchronize()
+    live = [(g, b) for g, b in zip(graphs, batches) if g is not None]
+    replays = time_interleaved(torch, [g.replay for g, _ in live], reps) if live else []
+    per_call = iter(ms / b for (ms, _), (_, b) in zip(replays, live))
+    return [next(per_call) if g is not None else None for g in graphs]

@@ -290,16 +290,20 @@ static void norm_kernels(sdk_kpack_spec_kernel_t *kernels, const char **ids,
     row_kernels("norm", &names, kernels, ids, code);
 }
 
+/* The matmul engine's kernels in the pack's order: knob c is k[c - 1]. */
+static cuda_kernel_t matmul_kernels[MAX_KERNELS];
+static int matmul_kernel_count;
+
 static void write_cuda_pack(const char *path)
 {
-    static cuda_kernel_t k[MAX_KERNELS];
+    cuda_kernel_t *k = matmul_kernels;
     kp_bytes_t tc[3], f32[3], pointwise[3], norm[3], wgmma;
     sdk_kpack_spec_kernel_t kernels[MAX_KERNELS + POINTWISE_KERNELS + ROW_KERNELS];
     const char *ids[MAX_KERNELS + POINTWISE_KERNELS + ROW_KERNELS];
     char why[512];
     uint8_t *bytes = NULL;
     size_t size = 0;
-    int n = list_kernels(k, tc, f32, &wgmma);
+    int n = matmul_kernel_count = list_kernels(k, tc, f32, &wgmma);
     for (int i = 0; i < n; i++) {
         kernels[i] = (sdk_kpack_spec_kernel_t){k[i].id, k[i].symbol, k[i].target,
                                                "cuda-matmul-v1", k[i].code->data,
@@ -585,13 +589,35 @@ static cdnn_status_t build_matmul_candidate(cdnn_graph_t *g, cdnn_handle_t *h, i
     return st;
 }
 
-/* Every candidate that applies on this device, by the candidate knob. */
+static int is_store_kernel(const cuda_kernel_t *k)
+{
+    return strncmp(k->id, "matmul_wgmma_store_", strlen("matmul_wgmma_store_")) == 0;
+}
+
+static int is_buffered_wgmma_kernel(const cuda_kernel_t *k)
+{
+    return strncmp(k->id, "matmul_wgmma_", strlen("matmul_wgmma_")) == 0 &&
+           !is_store_kernel(k);
+}
+
+/* Every candidate that applies on this device, by the candidate knob.
+ * Where a case runs on the Hopper kernels that buffer C, it must run on
+ * every TMA-store kernel of its dtype too: their residual, bias and
+ * activation are the same epilogue, and a derive that refused one (as a
+ * layout stand-in without the residual's type once did) would leave the
+ * graph on the slower kernels with no other sign. */
 static void test_cuda_every_candidate(void **state)
 {
     (void)state;
     int ran = 0;
-    for (int64_t c = 1; c <= MAX_KERNELS; c++)
-        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int buffered = 0, stored = 0, stores = 0;
+        const char *dtype = cases[i].type == CDNN_DATA_TYPE_BF16  ? "bf16"
+                            : cases[i].type == CDNN_DATA_TYPE_F16 ? "f16"
+                                                                  : "f32";
+        for (int64_t c = 1; c <= matmul_kernel_count; c++) {
+            const cuda_kernel_t *k = &matmul_kernels[c - 1];
+            stores += is_store_kernel(k) && strcmp(k->dtype, dtype) == 0;
             cdnn_graph_t *probe = kp_matmul_graph(&cases[i]);
             cdnn_handle_t *h = cuda_handle();
             cdnn_status_t st = build_matmul_candidate(probe, h, c);
@@ -601,7 +627,14 @@ static void test_cuda_every_candidate(void **state)
                 continue;
             round_trip(&cases[i], c);
             ran++;
+            buffered += is_buffered_wgmma_kernel(k);
+            stored += is_store_kernel(k);
         }
+        printf("  %s: %d on the buffered wgmma kernels, %d of %d on the TMA-store ones\n",
+               kp_matmul_label(&cases[i]), buffered, stored, buffered ? stores : 0);
+        if (buffered)
+            assert_int_equal(stored, stores);
+    }
     printf("%d candidate runs on this device\n", ran);
     assert_true(ran >= 6);
 }

@@ -134,13 +134,29 @@ static const char sdpa_json[] =
     "[{\"slot\": 0, \"uid\": 4}], \"attr_type\": \"SdpaAttr\", \"attr\": {\"scale\": "
     "0.125}}]}";
 
+/* A sum of x [rows, cols] over the axis whose y dim is 1. */
+#define REDUCE_JSON(Y_DIMS)                                                                  \
+    "{\"format_major\": 1, \"format_minor\": 0, \"name\": \"sum\", \"io_type\": \"F16\","  \
+    " \"tensors\": [{\"uid\": 1, \"name\": \"x\", \"dims\": [192, 520]},"                   \
+    " {\"uid\": 2, \"name\": \"y\", \"dims\": " Y_DIMS "}],"                                \
+    " \"nodes\": [{\"name\": \"sum\", \"op\": \"Reduction\", \"inputs\": [{\"slot\": 0, "      \
+    "\"uid\": 1}], \"outputs\": [{\"slot\": 0, \"uid\": 2}], \"attr_type\": "                 \
+    "\"ReductionAttr\", \"attr\": {\"mode\": \"Add\"}}]}"
+static const char reduce_rows_json[] = REDUCE_JSON("[192, 1]");
+static const char reduce_columns_json[] = REDUCE_JSON("[1, 520]");
+
 #define MATMUL(m, n, k) {0, {0, 0}, m, n, k, CDNN_DATA_TYPE_F16, .act = CDNN_PW_IDENTITY}
+/* What the Hopper kernels take, with every epilogue input: bias, gelu and
+ * a residual. */
+#define MATMUL_EPILOGUE                                                                    \
+    {0, {0, 0}, 256, 512, 256, CDNN_DATA_TYPE_F16, .bias = 1, .act = CDNN_PW_GELU_FWD,    \
+     .residual = 1}
 
 static const base_t bases[] = {
-    {"matmul_wgmma", "kernels:matmul_cuda", NULL,
-     {0, {0, 0}, 256, 512, 256, CDNN_DATA_TYPE_F16, .bias = 1, .act = CDNN_PW_GELU_FWD,
-      .residual = 1},
-     {"tensor_maps=1"}, {"max_m"}},
+    {"matmul_wgmma", "kernels:matmul_cuda", NULL, MATMUL_EPILOGUE, {"tensor_maps=1"},
+     {"max_m", "epilogue"}},
+    {"matmul_wgmma_tma_store", "kernels:matmul_cuda", NULL, MATMUL_EPILOGUE,
+     {"tensor_maps=1", "epilogue=tma_store"}, {"max_m"}},
     {"small_m_strip", "kernels:matmul_cuda", NULL, MATMUL(8, 1024, 1024), {"max_m="},
      {"split_k"}},
     {"small_m_split_k", "kernels:matmul_cuda", NULL, MATMUL(8, 1024, 1024),
@@ -155,6 +171,10 @@ static const base_t bases[] = {
     {"layernorm_staged", "kernels:norm_cuda", layernorm_json, {0}, {"stages="}, {NULL}},
     {"softmax_staged", "kernels:softmax_cuda", softmax_json, {0}, {"stages="}, {NULL}},
     {"sdpa_wgmma", "kernels:sdpa_cuda", sdpa_json, {0}, {"tensor_maps=1"}, {NULL}},
+    {"reduce_rows", "kernels:reduce_cuda", reduce_rows_json, {0}, {"rows_per_block="},
+     {"columns"}},
+    {"reduce_columns", "kernels:reduce_cuda", reduce_columns_json, {0}, {"columns=1"},
+     {NULL}},
 };
 #define BASE_COUNT (int)(sizeof bases / sizeof *bases)
 
