@@ -17,15 +17,18 @@ the same sets of tensors, which together span at least twice the L2 cache,
 so that no call finds its inputs in L2.  Also the device's copy
 bandwidth (a 1 GiB device-to-device copy, bytes read plus written).
 
-Two clocks, both medians of N samples, for cdnn, its peers and the copy
-alike: "back to back" (the table's ms; each sample >= 1 ms of executions
-enqueued without waiting, so the host's dispatch and launch of one hide
-behind the one before: the device's own time, as a framework's stream runs
-them) and "per call" (call ms; the stream drained after each execution, so
-the device also idles while the host dispatches and launches: a few us,
-which is 5-15% of a 40-90 us kernel).  Rates, % of copy and speed-ups are
-back to back; the per-call columns show what a caller that waits on every
-result gets.  For a GEMM the peer is torch.matmul (cuBLAS); for matmul ->
+Three clocks, each the median of N samples, for cdnn and its peers alike:
+"back to back" (the table's ms; each sample >= 1 ms of executions enqueued
+without waiting, so the host's dispatch and launch of one hide behind the
+one before: the device's own time, as a framework's stream runs them,
+while the device is the slower side), "per call" (call ms; the stream
+drained after each execution, so the device also idles while the host
+dispatches and launches: a few us, which is 5-15% of a 40-90 us kernel)
+and "graph" (the back-to-back batch captured in a CUDA graph and replayed:
+no host work at all, which shows the kernels of layers so small that a
+side's dispatch is slower than its kernel).  Rates, % of copy and speed-ups
+are back to back, "graph x" the speed-up on graph times; the per-call
+columns show what a caller that waits on every result gets.  For a GEMM the peer is torch.matmul (cuBLAS); for matmul ->
 bias -> gelu PyTorch's unfused sequence (matmul, add, gelu: three kernels)
 and cuBLASLt's own fused epilogue (torch._addmm_activation(...,
 use_gelu=True), whose gelu is the tanh form: so also cdnn's gelu_tanh
