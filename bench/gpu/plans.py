@@ -28,14 +28,16 @@ and "graph" (the back-to-back batch captured in a CUDA graph and replayed:
 no host work at all, which shows the kernels of layers so small that a
 side's dispatch is slower than its kernel).  Rates, % of copy and speed-ups
 are back to back, "graph x" the speed-up on graph times; the per-call
-columns show what a caller that waits on every result gets.  For a GEMM the peer is torch.matmul (cuBLAS); for matmul ->
-bias -> gelu PyTorch's unfused sequence (matmul, add, gelu: three kernels)
-and cuBLASLt's own fused epilogue (torch._addmm_activation(...,
-use_gelu=True), whose gelu is the tanh form: so also cdnn's gelu_tanh
-beside it), and with a residual added the same two plus PyTorch's add; for conv -> bias -> relu (f16, channels-last) the unfused
-sequence, cuDNN's fused convolution (torch.cudnn_convolution_relu) and the
-bare convolution.  Needs python3 with torch and a GPU (the GPU machine has
-both).
+columns show what a caller that waits on every result gets.
+
+For a GEMM the peer is torch.matmul (cuBLAS); for matmul -> bias -> gelu
+PyTorch's unfused sequence (matmul, add, gelu: three kernels) and cuBLASLt's
+own fused epilogue (torch._addmm_activation(..., use_gelu=True), whose gelu
+is the tanh form: so also cdnn's gelu_tanh beside it), and with a residual
+added the same two plus PyTorch's add; for conv -> bias -> relu (f16,
+channels-last) the unfused sequence, cuDNN's fused convolution
+(torch.cudnn_convolution_relu) and the bare convolution. Needs python3 with
+torch and a GPU (the GPU machine has both).
 """
 import argparse
 import datetime
@@ -312,8 +314,9 @@ def header(torch, reps, copy):
             "cache",
             f"# GB/s = compulsory bytes (inputs read once, outputs written once) / ms; "
             f"measured copy (back to back): {copy:.0f} GB/s",
-            "# speed-up = peer ms / cdnn ms (graph x: the same of graph times); err = worst |y - f64 ref| / tol on samples (<= 1 "
-            f"passes); rel = ||y - torch f32|| / ||torch f32|| (<= {REL_TOLERANCE:g} passes)",
+            "# speed-up = peer ms / cdnn ms (graph x: the same of graph times); "
+            "err = worst |y - f64 ref| / tol on samples (<= 1 passes); "
+            f"rel = ||y - torch f32|| / ||torch f32|| (<= {REL_TOLERANCE:g} passes)",
             f"{'op':16} {'shape':>16} {'cdnn engine/candidate':28} {'built':>8} {'ms':>8} "
             f"{'call':>8} {'graph':>8} {'rate':>14} {'of copy':>7} {'err':>6} {'rel':>8} "
             f"{'sets':>4}  {'peer':28} {'peer ms':>8} {'call':>8} {'graph':>8} {'speed-up':>8} "
