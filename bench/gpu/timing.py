@@ -19,6 +19,7 @@ on, and taken in turn the drift falls on every function alike.
 """
 import math
 import statistics
+import sys
 
 STREAM_SAMPLE_MS = 1.0
 MAX_BATCH = 1000
@@ -68,7 +69,6 @@ def time_graph_replays(torch, fns, batches, reps, on_stream):
     and with the current stream after it (for callers that, like a cdnn
     handle, hold a stream of their own).  None for a function whose capture
     fails (its error, on stderr)."""
-    import sys
     graphs = []
     current = torch.cuda.current_stream()
     for fn, batch in zip(fns, batches):

@@ -612,9 +612,7 @@ static void test_cuda_every_candidate(void **state)
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int buffered = 0, stored = 0, stores = 0;
-        const char *dtype = cases[i].type == CDNN_DATA_TYPE_BF16  ? "bf16"
-                            : cases[i].type == CDNN_DATA_TYPE_F16 ? "f16"
-                                                                  : "f32";
+        const char *dtype = cdnn_data_type_name(cases[i].type);
         for (int64_t c = 1; c <= matmul_kernel_count; c++) {
             const cuda_kernel_t *k = &matmul_kernels[c - 1];
             stores += is_store_kernel(k) && strcmp(k->dtype, dtype) == 0;
