@@ -37,7 +37,7 @@ for side in A B; do
     rc=$?
     [ $rc -ne 0 ] && status=$rc
     echo "== $side ($stage): plans.py rc=$rc"
-    grep -vE "^#|^$" "$out/plans_$side.txt" 2>/dev/null | head -40
+    grep -vE "^#|^$" "$out/plans_$side.txt" 2>/dev/null
     grep -E "^#   harness" "$out/plans_$side.log" | sed 's/^#   harness */  /'
 done
 exit $status
